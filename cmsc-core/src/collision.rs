@@ -36,16 +36,9 @@ impl Sphere {
                 if !is_finite3(c) {
                     Err(Error::invalid("centers", Some(i), "not finite"))
                 } else if !(r.is_finite() && r > 0.0) {
-                    Err(Error::invalid(
-                        "radii",
-                        Some(i),
-                        format!("{r} is not a finite radius > 0 m"),
-                    ))
+                    Err(Error::invalid("radii", Some(i), format!("{r} is not a finite radius > 0 m")))
                 } else {
-                    Ok(Sphere {
-                        center: *c,
-                        radius: r,
-                    })
+                    Ok(Sphere { center: *c, radius: r })
                 }
             })
             .collect()
@@ -132,10 +125,7 @@ mod tests {
 
     #[test]
     fn ground_projection_with_full_friction_stops_sliding() {
-        let c = Colliders {
-            ground: Some(0.0),
-            spheres: vec![],
-        };
+        let c = Colliders { ground: Some(0.0), spheres: vec![] };
         let x_old = [Vec3::new(0.0, 0.0, 0.1)];
         let mut x = [Vec3::new(1.0, 0.0, -0.2)];
         let mut v = [Vec3::new(10.0, 0.0, -3.0)];
@@ -151,13 +141,7 @@ mod tests {
 
     #[test]
     fn sphere_pushes_out_radially_and_skips_pins() {
-        let c = Colliders {
-            ground: None,
-            spheres: vec![Sphere {
-                center: Vec3::zeros(),
-                radius: 1.0,
-            }],
-        };
+        let c = Colliders { ground: None, spheres: vec![Sphere { center: Vec3::zeros(), radius: 1.0 }] };
         let x_old = [Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.5)];
         let mut x = [Vec3::new(0.5, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.5)];
         let mut v = [Vec3::new(-1.0, 0.0, 0.0), Vec3::zeros()];

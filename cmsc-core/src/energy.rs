@@ -21,12 +21,6 @@ pub struct Energies {
 impl Energies {
     /// Bundles the four terms and their sum.
     pub fn new(kinetic: Real, spring: Real, coulomb: Real, external: Real) -> Self {
-        Energies {
-            kinetic,
-            spring,
-            coulomb,
-            external,
-            total: kinetic + spring + coulomb + external,
-        }
+        Energies { kinetic, spring, coulomb, external, total: kinetic + spring + coulomb + external }
     }
 }

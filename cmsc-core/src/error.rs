@@ -35,13 +35,9 @@ pub enum Error {
 impl Error {
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn invalid(name: &'static str, index: Option<usize>, reason: impl Into<String>) -> Self {
-        Error::InvalidArgument {
-            name,
-            index,
-            reason: reason.into(),
-        }
+        Error::InvalidArgument { name, index, reason: reason.into() }
     }
 }
 
-/// `Result` with [`Error`].
+/// `Result` with [`enum@Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -35,11 +35,7 @@ impl ExternalField {
             return Err(Error::invalid(
                 "charges",
                 None,
-                format!(
-                    "{} charges for {} positions",
-                    charges.len(),
-                    positions.len()
-                ),
+                format!("{} charges for {} positions", charges.len(), positions.len()),
             ));
         }
         positions
@@ -52,10 +48,7 @@ impl ExternalField {
                 } else if !q.is_finite() {
                     Err(Error::invalid("charges", Some(i), "not finite"))
                 } else {
-                    Ok(PointCharge {
-                        position: *p,
-                        charge: q,
-                    })
+                    Ok(PointCharge { position: *p, charge: q })
                 }
             })
             .collect()
@@ -64,19 +57,17 @@ impl ExternalField {
     /// Adds `q_i (E + k_c Σ_e Q_e (x_i − p_e) / (|x_i − p_e|² + ε²)^{3/2})` to `out` (N).
     pub fn add_forces(&self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) {
         let eps2 = eps * eps;
-        out.par_iter_mut()
-            .zip(x.par_iter().zip(q.par_iter()))
-            .for_each(|(o, (xi, &qi))| {
-                if qi == 0.0 {
-                    return;
-                }
-                let mut e = self.uniform;
-                for c in &self.charges {
-                    let r = xi - c.position;
-                    e += r * (k_c * c.charge * inv_r3(r.norm_squared() + eps2));
-                }
-                *o += e * qi;
-            });
+        out.par_iter_mut().zip(x.par_iter().zip(q.par_iter())).for_each(|(o, (xi, &qi))| {
+            if qi == 0.0 {
+                return;
+            }
+            let mut e = self.uniform;
+            for c in &self.charges {
+                let r = xi - c.position;
+                e += r * (k_c * c.charge * inv_r3(r.norm_squared() + eps2));
+            }
+            *o += e * qi;
+        });
     }
 
     /// Potential energy of the vertices in the external field (J):
@@ -101,17 +92,12 @@ impl ExternalField {
 
 /// Adds gravity `m_i g` to `out` (N).
 pub fn add_gravity(mass: &[Real], g: Vec3, out: &mut [Vec3]) {
-    out.par_iter_mut()
-        .zip(mass.par_iter())
-        .for_each(|(o, &m)| *o += g * m);
+    out.par_iter_mut().zip(mass.par_iter()).for_each(|(o, &m)| *o += g * m);
 }
 
 /// Gravitational potential energy `−Σ_i m_i g·x_i` (J).
 pub fn gravity_energy(mass: &[Real], g: Vec3, x: &[Vec3]) -> Real {
-    -x.iter()
-        .zip(mass)
-        .map(|(xi, &m)| m * g.dot(xi))
-        .sum::<Real>()
+    -x.iter().zip(mass).map(|(xi, &m)| m * g.dot(xi)).sum::<Real>()
 }
 
 #[cfg(test)]
@@ -122,10 +108,7 @@ mod tests {
     #[test]
     fn uniform_field_and_point_charge_forces() {
         let ext = ExternalField {
-            charges: vec![PointCharge {
-                position: Vec3::new(0.0, 0.0, 1.0),
-                charge: -2e-6,
-            }],
+            charges: vec![PointCharge { position: Vec3::new(0.0, 0.0, 1.0), charge: -2e-6 }],
             uniform: Vec3::new(100.0, 0.0, 0.0),
         };
         let x = [Vec3::zeros()];
@@ -139,26 +122,19 @@ mod tests {
     #[test]
     fn coincident_external_charge_is_finite() {
         let ext = ExternalField {
-            charges: vec![PointCharge {
-                position: Vec3::zeros(),
-                charge: 1e-6,
-            }],
+            charges: vec![PointCharge { position: Vec3::zeros(), charge: 1e-6 }],
             uniform: Vec3::zeros(),
         };
         let mut f = [Vec3::zeros()];
         ext.add_forces(&[Vec3::zeros()], &[1e-6], KC, 0.0, &mut f);
         assert!(is_finite3(&f[0]));
-        assert!(ext
-            .potential_energy(&[Vec3::zeros()], &[1e-6], KC, 0.0)
-            .is_finite());
+        assert!(ext.potential_energy(&[Vec3::zeros()], &[1e-6], KC, 0.0).is_finite());
     }
 
     #[test]
     fn bad_arrays_rejected() {
         assert!(ExternalField::charges_from_arrays(&[Vec3::zeros()], &[]).is_err());
-        assert!(
-            ExternalField::charges_from_arrays(&[Vec3::new(f64::NAN, 0.0, 0.0)], &[1.0]).is_err()
-        );
+        assert!(ExternalField::charges_from_arrays(&[Vec3::new(f64::NAN, 0.0, 0.0)], &[1.0]).is_err());
         assert!(ExternalField::charges_from_arrays(&[Vec3::zeros()], &[f64::INFINITY]).is_err());
     }
 }

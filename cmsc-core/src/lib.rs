@@ -9,7 +9,7 @@
 //! ## Pipeline of one [`System::step`]
 //! edits (refactor `M + h²L` if needed) → explicit forces at `x_t` ([`coulomb`], [`fields`],
 //! gravity) → integrate ([`Integrator::Imex`] local/global iterations, or velocity Verlet) →
-//! pins → collisions → divergence guard and commit. See [`step`](crate::step).
+//! pins → collisions → divergence guard and commit. See [`step`].
 //!
 //! ## Units
 //! SI throughout: metres, kilograms, seconds, coulombs, N/m, V/m; state in `f64`.

@@ -22,9 +22,5 @@ pub fn vec3s_from_flat(flat: &[Real]) -> Option<Vec<Vec3>> {
     if flat.len() % 3 != 0 {
         return None;
     }
-    Some(
-        flat.chunks_exact(3)
-            .map(|c| Vec3::new(c[0], c[1], c[2]))
-            .collect(),
-    )
+    Some(flat.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect())
 }

@@ -25,11 +25,7 @@ pub fn torus(u: u32, v: u32, major: Real, minor: Real) -> TriMesh {
         for j in 0..v {
             let phi = TAU * j as Real / v as Real;
             let ring = major + minor * phi.cos();
-            positions.push(Vec3::new(
-                ring * theta.cos(),
-                ring * theta.sin(),
-                minor * phi.sin(),
-            ));
+            positions.push(Vec3::new(ring * theta.cos(), ring * theta.sin(), minor * phi.sin()));
         }
     }
     let mut triangles = Vec::with_capacity(2 * (u * v) as usize);
@@ -39,10 +35,7 @@ pub fn torus(u: u32, v: u32, major: Real, minor: Real) -> TriMesh {
             triangles.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
         }
     }
-    TriMesh {
-        positions,
-        triangles,
-    }
+    TriMesh { positions, triangles }
 }
 
 /// A flat `nx × ny` vertex grid in the `xy` plane at `z = 0`, `spacing` m apart, each quad split
@@ -50,9 +43,7 @@ pub fn torus(u: u32, v: u32, major: Real, minor: Real) -> TriMesh {
 pub fn grid(nx: u32, ny: u32, spacing: Real) -> TriMesh {
     let id = |i: u32, j: u32| j * nx + i;
     let positions = (0..ny)
-        .flat_map(|j| {
-            (0..nx).map(move |i| Vec3::new(i as Real * spacing, j as Real * spacing, 0.0))
-        })
+        .flat_map(|j| (0..nx).map(move |i| Vec3::new(i as Real * spacing, j as Real * spacing, 0.0)))
         .collect();
     let mut triangles = Vec::with_capacity(2 * ((nx - 1) * (ny - 1)) as usize);
     for j in 0..ny.saturating_sub(1) {
@@ -65,10 +56,7 @@ pub fn grid(nx: u32, ny: u32, spacing: Real) -> TriMesh {
             }
         }
     }
-    TriMesh {
-        positions,
-        triangles,
-    }
+    TriMesh { positions, triangles }
 }
 
 /// A UV sphere of `radius` (m) with `rings` latitude bands and `segments` longitudes: two poles
@@ -79,9 +67,7 @@ pub fn uv_sphere(rings: u32, segments: u32, radius: Real) -> TriMesh {
         let polar = std::f64::consts::PI * r as Real / rings as Real;
         for s in 0..segments {
             let az = TAU * s as Real / segments as Real;
-            positions.push(
-                Vec3::new(polar.sin() * az.cos(), polar.sin() * az.sin(), polar.cos()) * radius,
-            );
+            positions.push(Vec3::new(polar.sin() * az.cos(), polar.sin() * az.sin(), polar.cos()) * radius);
         }
     }
     positions.push(Vec3::new(0.0, 0.0, -radius));
@@ -94,19 +80,11 @@ pub fn uv_sphere(rings: u32, segments: u32, radius: Real) -> TriMesh {
     }
     for r in 1..rings - 1 {
         for s in 0..segments {
-            let (a, b, c, d) = (
-                ring(r, s),
-                ring(r + 1, s),
-                ring(r + 1, s + 1),
-                ring(r, s + 1),
-            );
+            let (a, b, c, d) = (ring(r, s), ring(r + 1, s), ring(r + 1, s + 1), ring(r, s + 1));
             triangles.extend([[a, b, c], [a, c, d]]);
         }
     }
-    TriMesh {
-        positions,
-        triangles,
-    }
+    TriMesh { positions, triangles }
 }
 
 #[cfg(test)]
@@ -117,10 +95,7 @@ mod tests {
     #[test]
     fn closed_meshes_satisfy_euler() {
         for (mesh, chi) in [(torus(29, 5, 1.0, 0.3), 0), (uv_sphere(8, 12, 1.0), 2)] {
-            let e = springs_from_triangles(mesh.positions.len(), &mesh.triangles)
-                .unwrap()
-                .structural
-                .len();
+            let e = springs_from_triangles(mesh.positions.len(), &mesh.triangles).unwrap().structural.len();
             let (v, f) = (mesh.positions.len() as i64, mesh.triangles.len() as i64);
             assert_eq!(v - e as i64 + f, chi);
         }

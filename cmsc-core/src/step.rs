@@ -18,7 +18,7 @@ use crate::coulomb::FieldSolver;
 use crate::counters::{timed, StepTimings};
 use crate::error::{Error, Result};
 use crate::fields::{add_gravity, ExternalField};
-use crate::integrator::{imex_advance, verlet_advance, verlet_finish};
+use crate::integrator::{imex_advance, verlet_advance, verlet_finish, Next, Now};
 use crate::math::{is_finite3, Real, Vec3};
 use crate::springs::{spring_forces, Springs};
 use crate::system::{Integrator, SimParams, System};
@@ -38,14 +38,7 @@ pub(crate) struct Scratch {
 impl Scratch {
     pub fn new(n: usize, n_springs: usize) -> Self {
         let z = || vec![Vec3::zeros(); n];
-        Scratch {
-            x_new: z(),
-            v_new: z(),
-            force: z(),
-            y: z(),
-            jd: z(),
-            d: vec![Vec3::zeros(); n_springs],
-        }
+        Scratch { x_new: z(), v_new: z(), force: z(), y: z(), jd: z(), d: vec![Vec3::zeros(); n_springs] }
     }
 
     pub fn init_directions(&mut self, springs: &Springs, x: &[Vec3]) {
@@ -74,9 +67,7 @@ impl Explicit<'_> {
         t: &mut StepTimings,
     ) -> Result<()> {
         let k_c = self.params.coulomb_constant;
-        timed(&mut t.coulomb, || {
-            field.forces(x, self.charge, k_c, self.eps, out)
-        })?;
+        timed(&mut t.coulomb, || field.forces(x, self.charge, k_c, self.eps, out))?;
         timed(&mut t.external, || {
             self.external.add_forces(x, self.charge, k_c, self.eps, out);
             add_gravity(self.mass, self.params.gravity, out);
@@ -109,47 +100,32 @@ impl System {
         match self.params.integrator {
             Integrator::Imex => {
                 let global = self.global.as_mut().expect("factorization ensured above");
-                let buf = crate::integrator::ImexBuffers {
-                    y: &mut s.y,
-                    d: &mut s.d,
-                    jd: &mut s.jd,
-                };
+                let buf = crate::integrator::ImexBuffers { y: &mut s.y, d: &mut s.d, jd: &mut s.jd };
+                let now = Now { x: &self.x, v: &self.v };
+                let next = Next { x: &mut s.x_new, v: &mut s.v_new };
                 imex_advance(
                     &self.params,
                     &self.mass,
                     &self.springs,
                     &self.pins,
                     global,
-                    &self.x,
-                    &self.v,
+                    now,
                     &s.force,
                     buf,
-                    &mut s.x_new,
-                    &mut s.v_new,
+                    next,
                     &mut t,
                 );
             }
             Integrator::Verlet => {
-                timed(&mut t.springs, || {
-                    spring_forces(&self.springs, &self.x, &mut s.force)
-                });
-                verlet_advance(
-                    self.params.alpha(),
-                    h,
-                    &self.mass,
-                    &self.x,
-                    &self.v,
-                    &s.force,
-                    &mut s.x_new,
-                    &mut s.v_new,
-                );
+                timed(&mut t.springs, || spring_forces(&self.springs, &self.x, &mut s.force));
+                let now = Now { x: &self.x, v: &self.v };
+                let next = Next { x: &mut s.x_new, v: &mut s.v_new };
+                verlet_advance(self.params.alpha(), h, &self.mass, now, &s.force, next);
                 for (&i, &target) in self.pins.indices.iter().zip(&self.pins.targets) {
                     s.x_new[i as usize] = target;
                 }
                 explicit.forces(self.field.as_mut(), &s.x_new, &mut s.force, &mut t)?;
-                timed(&mut t.springs, || {
-                    spring_forces(&self.springs, &s.x_new, &mut s.force)
-                });
+                timed(&mut t.springs, || spring_forces(&self.springs, &s.x_new, &mut s.force));
                 verlet_finish(h, &self.mass, &s.force, &mut s.v_new);
             }
         }
@@ -159,13 +135,7 @@ impl System {
             s.x_new[i] = target;
             s.v_new[i] = (target - self.x[i]) / h;
         }
-        self.colliders.project(
-            &self.x,
-            &mut s.x_new,
-            &mut s.v_new,
-            &self.pins.pinned,
-            self.params.friction,
-        );
+        self.colliders.project(&self.x, &mut s.x_new, &mut s.v_new, &self.pins.pinned, self.params.friction);
         if let Some(i) = first_non_finite(&s.x_new, &s.v_new) {
             self.timings = t;
             return Err(Error::Diverged {
@@ -197,7 +167,5 @@ impl System {
 }
 
 fn first_non_finite(x: &[Vec3], v: &[Vec3]) -> Option<usize> {
-    x.par_iter()
-        .zip(v.par_iter())
-        .position_any(|(x, v)| !(is_finite3(x) && is_finite3(v)))
+    x.par_iter().zip(v.par_iter()).position_any(|(x, v)| !(is_finite3(x) && is_finite3(v)))
 }

@@ -25,14 +25,8 @@ fn bad_meshes_are_rejected_with_the_argument_named() {
     let inf = Vec3::new(0.0, f64::INFINITY, 0.0);
     let cases: Vec<(Result<System, Error>, &str)> = vec![
         (create(&[], &[], &[], &[], p()), "positions"),
-        (
-            create(&[Vec3::zeros(), nan], &[1.0; 2], &[], &[], p()),
-            "positions",
-        ),
-        (
-            create(&[Vec3::zeros(), inf], &[1.0; 2], &[], &[], p()),
-            "positions",
-        ),
+        (create(&[Vec3::zeros(), nan], &[1.0; 2], &[], &[], p()), "positions"),
+        (create(&[Vec3::zeros(), inf], &[1.0; 2], &[], &[], p()), "positions"),
         (create(&two(), &[1.0], &[], &[], p()), "masses"),
         (create(&two(), &[1.0, 0.0], &[], &[], p()), "masses"),
         (create(&two(), &[1.0, -1.0], &[], &[], p()), "masses"),
@@ -40,25 +34,12 @@ fn bad_meshes_are_rejected_with_the_argument_named() {
         (create(&two(), &[1.0; 2], &[[0, 2]], &[1.0], p()), "springs"),
         (create(&two(), &[1.0; 2], &[[1, 1]], &[1.0], p()), "springs"),
         (create(&two(), &[1.0; 2], &[[0, 1]], &[], p()), "stiffness"),
-        (
-            create(&two(), &[1.0; 2], &[[0, 1]], &[-1.0], p()),
-            "stiffness",
-        ),
-        (
-            create(&two(), &[1.0; 2], &[[0, 1]], &[f64::NAN], p()),
-            "stiffness",
-        ),
-        (
-            create(&[Vec3::zeros(); 2], &[1.0; 2], &[[0, 1]], &[1.0], p()),
-            "springs",
-        ),
+        (create(&two(), &[1.0; 2], &[[0, 1]], &[-1.0], p()), "stiffness"),
+        (create(&two(), &[1.0; 2], &[[0, 1]], &[f64::NAN], p()), "stiffness"),
+        (create(&[Vec3::zeros(); 2], &[1.0; 2], &[[0, 1]], &[1.0], p()), "springs"),
     ];
     for (i, (result, name)) in cases.into_iter().enumerate() {
-        assert_eq!(
-            arg_name(result.err().unwrap_or_else(|| panic!("case {i} accepted"))),
-            name,
-            "case {i}"
-        );
+        assert_eq!(arg_name(result.err().unwrap_or_else(|| panic!("case {i} accepted"))), name, "case {i}");
     }
 }
 
@@ -66,115 +47,24 @@ fn bad_meshes_are_rejected_with_the_argument_named() {
 fn absurd_parameters_are_rejected() {
     let d = SimParams::default;
     let cases = [
-        (
-            SimParams {
-                time_step: 0.0,
-                ..d()
-            },
-            "time_step",
-        ),
-        (
-            SimParams {
-                time_step: -0.1,
-                ..d()
-            },
-            "time_step",
-        ),
-        (
-            SimParams {
-                time_step: f64::NAN,
-                ..d()
-            },
-            "time_step",
-        ),
-        (
-            SimParams {
-                time_step: f64::INFINITY,
-                ..d()
-            },
-            "time_step",
-        ),
-        (
-            SimParams {
-                iterations: 0,
-                ..d()
-            },
-            "iterations",
-        ),
-        (
-            SimParams {
-                iterations: 1_000_000_000,
-                ..d()
-            },
-            "iterations",
-        ),
-        (
-            SimParams {
-                damping: 1.5,
-                ..d()
-            },
-            "damping",
-        ),
-        (
-            SimParams {
-                damping: f64::NAN,
-                ..d()
-            },
-            "damping",
-        ),
-        (
-            SimParams {
-                friction: -0.1,
-                ..d()
-            },
-            "friction",
-        ),
-        (
-            SimParams {
-                gravity: Vec3::new(0.0, 0.0, f64::NAN),
-                ..d()
-            },
-            "gravity",
-        ),
-        (
-            SimParams {
-                coulomb_constant: f64::INFINITY,
-                ..d()
-            },
-            "coulomb_constant",
-        ),
-        (
-            SimParams {
-                coulomb_constant: -1.0,
-                ..d()
-            },
-            "coulomb_constant",
-        ),
-        (
-            SimParams {
-                ground_height: Some(f64::NEG_INFINITY),
-                ..d()
-            },
-            "ground_height",
-        ),
-        (
-            SimParams {
-                softening: Softening::Length(-1.0),
-                ..d()
-            },
-            "softening",
-        ),
+        (SimParams { time_step: 0.0, ..d() }, "time_step"),
+        (SimParams { time_step: -0.1, ..d() }, "time_step"),
+        (SimParams { time_step: f64::NAN, ..d() }, "time_step"),
+        (SimParams { time_step: f64::INFINITY, ..d() }, "time_step"),
+        (SimParams { iterations: 0, ..d() }, "iterations"),
+        (SimParams { iterations: 1_000_000_000, ..d() }, "iterations"),
+        (SimParams { damping: 1.5, ..d() }, "damping"),
+        (SimParams { damping: f64::NAN, ..d() }, "damping"),
+        (SimParams { friction: -0.1, ..d() }, "friction"),
+        (SimParams { gravity: Vec3::new(0.0, 0.0, f64::NAN), ..d() }, "gravity"),
+        (SimParams { coulomb_constant: f64::INFINITY, ..d() }, "coulomb_constant"),
+        (SimParams { coulomb_constant: -1.0, ..d() }, "coulomb_constant"),
+        (SimParams { ground_height: Some(f64::NEG_INFINITY), ..d() }, "ground_height"),
+        (SimParams { softening: Softening::Length(-1.0), ..d() }, "softening"),
     ];
     let mut sys = create(&two(), &[1.0; 2], &[[0, 1]], &[1.0], d()).unwrap();
     for (params, name) in cases {
-        assert_eq!(
-            arg_name(
-                create(&two(), &[1.0; 2], &[], &[], params.clone())
-                    .err()
-                    .unwrap()
-            ),
-            name
-        );
+        assert_eq!(arg_name(create(&two(), &[1.0; 2], &[], &[], params.clone()).err().unwrap()), name);
         // set_params refuses it too and keeps the old parameters
         assert_eq!(arg_name(sys.set_params(params).unwrap_err()), name);
         assert_eq!(*sys.params(), d());
@@ -186,11 +76,7 @@ fn bad_edits_are_rejected_and_change_nothing() {
     let mut sys = create(&two(), &[1.0; 2], &[[0, 1]], &[1.0], SimParams::default()).unwrap();
     sys.set_charges(&[1e-6, 2e-6]).unwrap();
     sys.step().unwrap();
-    let (x, v, q) = (
-        sys.positions().to_vec(),
-        sys.velocities().to_vec(),
-        sys.charges().to_vec(),
-    );
+    let (x, v, q) = (sys.positions().to_vec(), sys.velocities().to_vec(), sys.charges().to_vec());
     let nan = Vec3::new(f64::NAN, 0.0, 0.0);
     let errors = [
         sys.set_charges(&[1.0]).unwrap_err(),
@@ -206,26 +92,18 @@ fn bad_edits_are_rejected_and_change_nothing() {
         sys.set_external_charges(&[Vec3::zeros()], &[]).unwrap_err(),
         sys.set_external_charges(&[nan], &[1.0]).unwrap_err(),
         sys.set_uniform_field(nan).unwrap_err(),
-        sys.set_sphere_colliders(&[Vec3::zeros()], &[0.0])
-            .unwrap_err(),
-        sys.set_sphere_colliders(&[Vec3::zeros()], &[1.0, 2.0])
-            .unwrap_err(),
+        sys.set_sphere_colliders(&[Vec3::zeros()], &[0.0]).unwrap_err(),
+        sys.set_sphere_colliders(&[Vec3::zeros()], &[1.0, 2.0]).unwrap_err(),
     ];
     for e in errors {
         assert!(matches!(e, Error::InvalidArgument { .. }), "{e:?}");
         assert!(!e.to_string().is_empty());
     }
-    assert_eq!(
-        (sys.positions(), sys.velocities(), sys.charges()),
-        (&x[..], &v[..], &q[..])
-    );
+    assert_eq!((sys.positions(), sys.velocities(), sys.charges()), (&x[..], &v[..], &q[..]));
     assert!(sys.pins().is_empty());
     // an out-of-range index is named in the message
     let msg = sys.set_pins(&[0, 7]).unwrap_err().to_string();
-    assert!(
-        msg.contains("indices") && msg.contains("index 1") && msg.contains('7'),
-        "{msg}"
-    );
+    assert!(msg.contains("indices") && msg.contains("index 1") && msg.contains('7'), "{msg}");
 }
 
 #[test]
@@ -233,43 +111,19 @@ fn degenerate_but_valid_meshes_simulate() {
     // a single vertex falls under gravity exactly as implicit Euler says:
     // v_k = k g h, x_k = g h² k(k+1)/2
     let h = 0.01;
-    let mut one = create(
-        &[Vec3::zeros()],
-        &[1.0],
-        &[],
-        &[],
-        SimParams {
-            time_step: h,
-            ..SimParams::default()
-        },
-    )
-    .unwrap();
+    let mut one =
+        create(&[Vec3::zeros()], &[1.0], &[], &[], SimParams { time_step: h, ..SimParams::default() })
+            .unwrap();
     one.set_charges(&[1e-6]).unwrap();
     one.step_n(10).unwrap();
     assert!((one.positions()[0].z - (-9.81 * h * h * 55.0)).abs() < 1e-12);
     // a flat cloth, and two coincident charged vertices not joined by a spring
-    let x = [
-        Vec3::zeros(),
-        Vec3::new(0.1, 0.0, 0.0),
-        Vec3::new(0.0, 0.1, 0.0),
-        Vec3::new(0.0, 0.1, 0.0),
-    ];
-    let mut sys = create(
-        &x,
-        &[0.01; 4],
-        &[[0, 1], [0, 2], [1, 2], [1, 3]],
-        &[10.0; 4],
-        SimParams::default(),
-    )
-    .unwrap();
+    let x = [Vec3::zeros(), Vec3::new(0.1, 0.0, 0.0), Vec3::new(0.0, 0.1, 0.0), Vec3::new(0.0, 0.1, 0.0)];
+    let mut sys =
+        create(&x, &[0.01; 4], &[[0, 1], [0, 2], [1, 2], [1, 3]], &[10.0; 4], SimParams::default()).unwrap();
     sys.set_charges(&[1e-7; 4]).unwrap();
     for integrator in [Integrator::Imex, Integrator::Verlet] {
-        sys.set_params(SimParams {
-            integrator,
-            time_step: 1e-4,
-            ..SimParams::default()
-        })
-        .unwrap();
+        sys.set_params(SimParams { integrator, time_step: 1e-4, ..SimParams::default() }).unwrap();
         sys.step_n(20).unwrap();
         assert!(sys.positions().iter().all(cmsc_core::is_finite3));
     }
@@ -278,11 +132,7 @@ fn degenerate_but_valid_meshes_simulate() {
 #[test]
 fn divergence_stops_with_an_error_and_keeps_the_last_good_state() {
     // explicit Verlet far beyond its stability limit (h ω ≈ 3000) blows up within a few steps
-    let x = [
-        Vec3::zeros(),
-        Vec3::new(1.0, 0.0, 0.0),
-        Vec3::new(0.0, 1.0, 0.0),
-    ];
+    let x = [Vec3::zeros(), Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 0.0)];
     let params = SimParams {
         integrator: Integrator::Verlet,
         time_step: 1.0,
@@ -290,22 +140,11 @@ fn divergence_stops_with_an_error_and_keeps_the_last_good_state() {
         ..SimParams::default()
     };
     let mut sys = create(&x, &[1e-3; 3], &[[0, 1], [1, 2], [2, 0]], &[1e4; 3], params).unwrap();
-    sys.set_velocities(&[Vec3::new(0.0, 0.0, 1.0), Vec3::zeros(), Vec3::zeros()])
-        .unwrap();
-    let mut last_good = (
-        sys.positions().to_vec(),
-        sys.velocities().to_vec(),
-        sys.step_count(),
-    );
+    sys.set_velocities(&[Vec3::new(0.0, 0.0, 1.0), Vec3::zeros(), Vec3::zeros()]).unwrap();
+    let mut last_good = (sys.positions().to_vec(), sys.velocities().to_vec(), sys.step_count());
     for _ in 0..1000 {
         match sys.step() {
-            Ok(()) => {
-                last_good = (
-                    sys.positions().to_vec(),
-                    sys.velocities().to_vec(),
-                    sys.step_count(),
-                )
-            }
+            Ok(()) => last_good = (sys.positions().to_vec(), sys.velocities().to_vec(), sys.step_count()),
             Err(e) => {
                 assert!(matches!(e, Error::Diverged { .. }), "{e:?}");
                 assert!(e.to_string().contains("smaller time step"), "{e}");
@@ -315,11 +154,7 @@ fn divergence_stops_with_an_error_and_keeps_the_last_good_state() {
                 // the system is still usable: with sane parameters it steps again
                 sys.set_positions(&x).unwrap();
                 sys.set_velocities(&[Vec3::zeros(); 3]).unwrap();
-                sys.set_params(SimParams {
-                    gravity: Vec3::zeros(),
-                    ..SimParams::default()
-                })
-                .unwrap();
+                sys.set_params(SimParams { gravity: Vec3::zeros(), ..SimParams::default() }).unwrap();
                 sys.step().unwrap();
                 return;
             }

@@ -20,42 +20,24 @@ struct Problem {
 fn problem() -> Problem {
     let mesh = shapes::grid(5, 4, 0.1);
     let n = mesh.positions.len();
-    let (ends, k) = springs_from_triangles(n, &mesh.triangles)
-        .unwrap()
-        .with_stiffness(200.0, 20.0);
-    let rest = ends
-        .iter()
-        .map(|&[a, b]| (mesh.positions[a as usize] - mesh.positions[b as usize]).norm())
-        .collect();
+    let (ends, k) = springs_from_triangles(n, &mesh.triangles).unwrap().with_stiffness(200.0, 20.0);
+    let rest =
+        ends.iter().map(|&[a, b]| (mesh.positions[a as usize] - mesh.positions[b as usize]).norm()).collect();
     // a deterministic, non-trivial start: stretched and twisted, moving
     let x0 = mesh
         .positions
         .iter()
         .map(|p| Vec3::new(1.3 * p.x, p.y + 0.2 * p.x * p.x, 0.15 * (7.0 * p.x).sin()))
         .collect();
-    let v0 = (0..n)
-        .map(|i| Vec3::new(((i * 7) % 5) as f64 - 2.0, ((i * 3) % 4) as f64 - 1.5, 0.5))
-        .collect();
+    let v0 = (0..n).map(|i| Vec3::new(((i * 7) % 5) as f64 - 2.0, ((i * 3) % 4) as f64 - 1.5, 0.5)).collect();
     let mass = (0..n).map(|i| 0.01 * (1.0 + (i % 3) as f64)).collect();
-    Problem {
-        x0,
-        v0,
-        mass,
-        ends,
-        k,
-        rest,
-        pinned: vec![0, 4],
-        h: 0.02,
-        g: Vec3::new(0.0, 0.0, -9.81),
-    }
+    Problem { x0, v0, mass, ends, k, rest, pinned: vec![0, 4], h: 0.02, g: Vec3::new(0.0, 0.0, -9.81) }
 }
 
 /// Newton's method on the free unknowns, from `y`, to machine precision.
 fn newton_step(p: &Problem) -> Vec<Vec3> {
     let n = p.x0.len();
-    let free: Vec<usize> = (0..n)
-        .filter(|i| !p.pinned.contains(&(*i as u32)))
-        .collect();
+    let free: Vec<usize> = (0..n).filter(|i| !p.pinned.contains(&(*i as u32))).collect();
     let y: Vec<Vec3> = p.x0.iter().zip(&p.v0).map(|(x, v)| x + v * p.h).collect();
     let mut x = y.clone();
     for &i in &p.pinned {
@@ -68,8 +50,7 @@ fn newton_step(p: &Problem) -> Vec<Vec3> {
         for (r, &i) in free.iter().enumerate() {
             let gi = (x[i] - y[i]) * p.mass[i] - p.g * (p.mass[i] * p.h * p.h);
             grad.fixed_rows_mut::<3>(3 * r).copy_from(&gi);
-            hess.fixed_view_mut::<3, 3>(3 * r, 3 * r)
-                .copy_from(&(Matrix3::identity() * p.mass[i]));
+            hess.fixed_view_mut::<3, 3>(3 * r, 3 * r).copy_from(&(Matrix3::identity() * p.mass[i]));
         }
         for ((&[a, b], &k), &l) in p.ends.iter().zip(&p.k).zip(&p.rest) {
             let (a, b) = (a as usize, b as usize);
@@ -125,25 +106,13 @@ fn imex_step(p: &Problem, iterations: u32) -> Vec<Vec3> {
 fn local_global_converges_to_newtons_implicit_euler_step() {
     let p = problem();
     let exact = newton_step(&p);
-    let scale = exact
-        .iter()
-        .zip(&p.x0)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
+    let scale = exact.iter().zip(&p.x0).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
     let mut previous = f64::INFINITY;
     for iterations in [1, 3, 10, 30, 100, 300, 1000, 3000] {
         let x = imex_step(&p, iterations);
-        let err = x
-            .iter()
-            .zip(&exact)
-            .map(|(a, b)| (a - b).norm())
-            .fold(0.0, f64::max)
-            / scale;
+        let err = x.iter().zip(&exact).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max) / scale;
         eprintln!("{iterations:>5} iterations: max error / step size = {err:.3e}");
-        assert!(
-            err <= previous * 1.0001,
-            "error grew from {previous} to {err} at {iterations} iterations"
-        );
+        assert!(err <= previous * 1.0001, "error grew from {previous} to {err} at {iterations} iterations");
         previous = err;
     }
     assert!(previous < 1e-9, "did not converge: {previous}");

@@ -39,11 +39,7 @@ fn run(mass: f64, h: f64, integrator: Integrator) -> (Vec<f64>, Option<f64>) {
 /// Mean over the samples of `|E_h(t) − E_ref(t)| / |E_ref(t)|`.
 fn mean_relative_error(e: &[f64], reference: &[f64]) -> f64 {
     assert_eq!(e.len(), reference.len(), "a run stopped early");
-    e.iter()
-        .zip(reference)
-        .map(|(a, b)| ((a - b) / b).abs())
-        .sum::<f64>()
-        / e.len() as f64
+    e.iter().zip(reference).map(|(a, b)| ((a - b) / b).abs()).sum::<f64>() / e.len() as f64
 }
 
 #[test]
@@ -55,21 +51,13 @@ fn imex_stays_bounded_for_heavy_and_light_torus_at_all_step_sizes() {
             // implicit Euler dissipates: no energy is created at any step size
             let peak = energy.iter().fold(0.0f64, |a, e| a.max(*e)) / energy[0];
             let last = energy.last().unwrap() / energy[0];
-            eprintln!(
-                "IMEX, {mass} kg, h = {h}: peak energy / initial = {peak:.4}, final = {last:.4}"
-            );
+            eprintln!("IMEX, {mass} kg, h = {h}: peak energy / initial = {peak:.4}, final = {last:.4}");
             // Implicit Euler dissipates, so the torus ends with less energy than it started
             // with. Coulomb is explicit, though: at 0.01 kg and h = 0.15 s its first kicks
             // (h² F / m ~ 2 m) raise the total energy ~5× before the springs' implicit damping
             // removes it; bounded, but not monotone.
-            assert!(
-                last < 1.0,
-                "IMEX, {mass} kg, h = {h}: no dissipation ({last})"
-            );
-            assert!(
-                peak < 10.0,
-                "IMEX, {mass} kg, h = {h}: energy peaked at {peak}× initial"
-            );
+            assert!(last < 1.0, "IMEX, {mass} kg, h = {h}: no dissipation ({last})");
+            assert!(peak < 10.0, "IMEX, {mass} kg, h = {h}: energy peaked at {peak}× initial");
         }
     }
 }
@@ -89,25 +77,16 @@ fn energy_error_against_small_step_verlet() {
     let (reference, left) = run(1.0, 0.0005, Integrator::Verlet);
     assert_eq!(left, None);
     // the reference conserves energy: otherwise it is no reference
-    let drift = reference
-        .iter()
-        .map(|e| (e / reference[0] - 1.0).abs())
-        .fold(0.0, f64::max);
+    let drift = reference.iter().map(|e| (e / reference[0] - 1.0).abs()).fold(0.0, f64::max);
     assert!(drift < 1e-4, "reference drifts by {drift}");
 
     let mut table = vec![];
     for integrator in [Integrator::Imex, Integrator::Verlet] {
         for h in [0.015, 0.03, 0.15] {
             let (energy, left) = run(1.0, h, integrator);
-            let err = if left.is_none() {
-                mean_relative_error(&energy, &reference)
-            } else {
-                f64::INFINITY
-            };
+            let err = if left.is_none() { mean_relative_error(&energy, &reference) } else { f64::INFINITY };
             table.push((integrator, h, err));
-            eprintln!(
-                "torus 1 kg, {integrator:?}, h = {h:>5}: mean relative energy error {err:.4}"
-            );
+            eprintln!("torus 1 kg, {integrator:?}, h = {h:>5}: mean relative energy error {err:.4}");
         }
     }
     let err = |i, h| table.iter().find(|r| r.0 == i && r.1 == h).unwrap().2;
@@ -118,8 +97,5 @@ fn energy_error_against_small_step_verlet() {
         assert!((lo..hi).contains(&e), "IMEX h = {h}: {e}");
     }
     assert!(err(Integrator::Verlet, 0.015) < 0.02);
-    assert!(
-        err(Integrator::Verlet, 0.15) > 1.0,
-        "Verlet should be unstable at h = 0.15"
-    );
+    assert!(err(Integrator::Verlet, 0.15) > 1.0, "Verlet should be unstable at h = 0.15");
 }

@@ -96,14 +96,7 @@ impl FieldSolver for DirectSum {
         FieldMethod::Direct
     }
 
-    fn forces(
-        &mut self,
-        x: &[Vec3],
-        q: &[Real],
-        k_c: Real,
-        eps: Real,
-        out: &mut [Vec3],
-    ) -> Result<()> {
+    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         self.soa.load(x, q);
         let soa = &self.soa;
@@ -141,9 +134,7 @@ mod tests {
 
     fn forces(x: &[Vec3], q: &[Real], eps: Real) -> Vec<Vec3> {
         let mut out = vec![Vec3::zeros(); x.len()];
-        DirectSum::default()
-            .forces(x, q, KC, eps, &mut out)
-            .unwrap();
+        DirectSum::default().forces(x, q, KC, eps, &mut out).unwrap();
         out
     }
 
@@ -164,9 +155,7 @@ mod tests {
         // 37 points: not a multiple of LANES nor TARGET_BLOCK.
         let mut s = 12345u64;
         let mut rnd = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
         let x: Vec<Vec3> = (0..37).map(|_| Vec3::new(rnd(), rnd(), rnd())).collect();
@@ -200,11 +189,7 @@ mod tests {
 
     #[test]
     fn energy_gradient_is_minus_force() {
-        let x = vec![
-            Vec3::new(0.0, 0.0, 0.0),
-            Vec3::new(0.3, 0.1, 0.0),
-            Vec3::new(-0.2, 0.4, 0.5),
-        ];
+        let x = vec![Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.3, 0.1, 0.0), Vec3::new(-0.2, 0.4, 0.5)];
         let q = [2e-6, -1e-6, 3e-6];
         let eps = 0.05;
         let f = forces(&x, &q, eps);
@@ -214,13 +199,8 @@ mod tests {
                 let (mut xp, mut xm) = (x.clone(), x.clone());
                 xp[i][c] += dh;
                 xm[i][c] -= dh;
-                let g = (coulomb_energy(&xp, &q, KC, eps) - coulomb_energy(&xm, &q, KC, eps))
-                    / (2.0 * dh);
-                assert!(
-                    (g + f[i][c]).abs() < 1e-5 * f[i].norm(),
-                    "({i},{c}): {g} vs {}",
-                    f[i][c]
-                );
+                let g = (coulomb_energy(&xp, &q, KC, eps) - coulomb_energy(&xm, &q, KC, eps)) / (2.0 * dh);
+                assert!((g + f[i][c]).abs() < 1e-5 * f[i].norm(), "({i},{c}): {g} vs {}", f[i][c]);
             }
         }
     }

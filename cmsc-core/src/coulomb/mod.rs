@@ -52,14 +52,7 @@ pub trait FieldSolver: Send {
     ///
     /// # Panics
     /// If `x`, `q` and `out` differ in length.
-    fn forces(
-        &mut self,
-        x: &[Vec3],
-        q: &[Real],
-        k_c: Real,
-        eps: Real,
-        out: &mut [Vec3],
-    ) -> Result<()>;
+    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()>;
 }
 
 /// The backend that returns zero forces, for [`FieldMethod::Off`].

@@ -16,6 +16,7 @@
 
 use rayon::prelude::*;
 
+use super::{Next, Now};
 use crate::counters::{timed, StepTimings};
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
@@ -37,20 +38,17 @@ pub(crate) fn advance(
     springs: &Springs,
     pins: &Pins,
     global: &mut GlobalSolver,
-    x: &[Vec3],
-    v: &[Vec3],
+    now: Now<'_>,
     f_explicit: &[Vec3],
     buf: ImexBuffers<'_>,
-    x_new: &mut [Vec3],
-    v_new: &mut [Vec3],
+    next: Next<'_>,
     timings: &mut StepTimings,
 ) {
+    let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
     let h = params.time_step;
     let (h2, ah) = (h * h, params.alpha() * h);
     let ImexBuffers { y, d, jd } = buf;
-    y.par_iter_mut()
-        .zip(x.par_iter().zip(v.par_iter()))
-        .for_each(|(y, (x, v))| *y = x + v * ah);
+    y.par_iter_mut().zip(x.par_iter().zip(v.par_iter())).for_each(|(y, (x, v))| *y = x + v * ah);
     x_new.copy_from_slice(y);
     for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
         x_new[i as usize] = target;

@@ -7,3 +7,21 @@ mod verlet;
 
 pub(crate) use imex::{advance as imex_advance, ImexBuffers};
 pub(crate) use verlet::{advance as verlet_advance, finish as verlet_finish};
+
+use crate::math::Vec3;
+
+/// The state at the start of a step, borrowed.
+pub(crate) struct Now<'a> {
+    /// Positions `x_t` (m).
+    pub x: &'a [Vec3],
+    /// Velocities `v_t` (m/s).
+    pub v: &'a [Vec3],
+}
+
+/// The buffers the end-of-step state is written to.
+pub(crate) struct Next<'a> {
+    /// Positions `x_{t+1}` (m).
+    pub x: &'a mut [Vec3],
+    /// Velocities `v_{t+1}` (m/s).
+    pub v: &'a mut [Vec3],
+}

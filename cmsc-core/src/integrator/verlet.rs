@@ -10,28 +10,17 @@
 
 use rayon::prelude::*;
 
+use super::{Next, Now};
 use crate::math::{Real, Vec3};
 
 /// First half: half kick and drift. `f` holds all forces at `x_t` (N); writes `v_half` into
 /// `v_new` and `x_{t+1}` into `x_new`.
-pub(crate) fn advance(
-    alpha: Real,
-    h: Real,
-    mass: &[Real],
-    x: &[Vec3],
-    v: &[Vec3],
-    f: &[Vec3],
-    x_new: &mut [Vec3],
-    v_new: &mut [Vec3],
-) {
-    v_new
-        .par_iter_mut()
-        .zip(x_new.par_iter_mut())
-        .enumerate()
-        .for_each(|(i, (vn, xn))| {
-            *vn = v[i] * alpha + f[i] * (0.5 * h / mass[i]);
-            *xn = x[i] + *vn * h;
-        });
+pub(crate) fn advance(alpha: Real, h: Real, mass: &[Real], now: Now<'_>, f: &[Vec3], next: Next<'_>) {
+    let Now { x, v } = now;
+    next.v.par_iter_mut().zip(next.x.par_iter_mut()).enumerate().for_each(|(i, (vn, xn))| {
+        *vn = v[i] * alpha + f[i] * (0.5 * h / mass[i]);
+        *xn = x[i] + *vn * h;
+    });
 }
 
 /// Second half kick with the forces `f_new` at `x_{t+1}` (N).

@@ -14,8 +14,7 @@
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::sparse::linalg::cholesky::{
-    factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky,
-    SymmetricOrdering,
+    factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
 };
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Conj, Mat, MatMut, Par, Side};
@@ -138,10 +137,7 @@ impl GlobalSolver {
             self.factor = vec![0.0; symbolic.len_val()];
             self.symbolic = Some(symbolic);
         }
-        let symbolic = self
-            .symbolic
-            .as_ref()
-            .expect("symbolic analysis was just computed");
+        let symbolic = self.symbolic.as_ref().expect("symbolic analysis was just computed");
         symbolic
             .factorize_numeric_llt(
                 &mut self.factor,
@@ -199,22 +195,13 @@ mod tests {
     #[test]
     fn solve_satisfies_free_rows_with_pins_eliminated() {
         let x0: Vec<Vec3> = (0..4).map(|i| Vec3::new(i as f64, 0.0, 0.0)).collect();
-        let springs = Springs::new(
-            &x0,
-            &[[0, 1], [1, 2], [2, 3], [3, 1]],
-            &[3.0, 5.0, 7.0, 2.0],
-        )
-        .unwrap();
+        let springs = Springs::new(&x0, &[[0, 1], [1, 2], [2, 3], [3, 1]], &[3.0, 5.0, 7.0, 2.0]).unwrap();
         let mass = [1.0, 2.0, 0.5, 1.5];
         let pinned = [true, false, false, false];
         let h = 0.1;
         let mut solver = GlobalSolver::new(&mass, &springs, &pinned, h).unwrap();
-        let b = [
-            Vec3::zeros(),
-            Vec3::new(1.0, 2.0, 3.0),
-            Vec3::new(-1.0, 0.5, 0.0),
-            Vec3::new(0.3, 0.2, 0.1),
-        ];
+        let b =
+            [Vec3::zeros(), Vec3::new(1.0, 2.0, 3.0), Vec3::new(-1.0, 0.5, 0.0), Vec3::new(0.3, 0.2, 0.1)];
         let (free, mut rhs) = solver.rhs_mut();
         let free = free.to_vec();
         for (j, &v) in free.iter().enumerate() {
@@ -236,11 +223,7 @@ mod tests {
                     lhs += (x[b2] - x[a]) * (h * h * k);
                 }
             }
-            assert!(
-                (lhs - b[i]).norm() < 1e-12,
-                "row {i}: {lhs:?} vs {:?}",
-                b[i]
-            );
+            assert!((lhs - b[i]).norm() < 1e-12, "row {i}: {lhs:?} vs {:?}", b[i]);
         }
     }
 }

@@ -48,11 +48,7 @@ impl Springs {
             ));
         }
         if n > u32::MAX as usize || ends.len() > u32::MAX as usize {
-            return Err(Error::invalid(
-                "springs",
-                None,
-                "more than 2^32 - 1 elements",
-            ));
+            return Err(Error::invalid("springs", None, "more than 2^32 - 1 elements"));
         }
         let mut rest = Vec::with_capacity(ends.len());
         for (s, (&[a, b], &k)) in ends.iter().zip(stiffness).enumerate() {
@@ -64,11 +60,7 @@ impl Springs {
                 ));
             }
             if a == b {
-                return Err(Error::invalid(
-                    "springs",
-                    Some(s),
-                    format!("joins vertex {a} to itself"),
-                ));
+                return Err(Error::invalid("springs", Some(s), format!("joins vertex {a} to itself")));
             }
             if !(k.is_finite() && k >= 0.0) {
                 return Err(Error::invalid(
@@ -105,13 +97,7 @@ impl Springs {
                 *slot += 1;
             }
         }
-        Ok(Springs {
-            ends: ends.to_vec(),
-            stiffness: stiffness.to_vec(),
-            rest,
-            offsets,
-            incident,
-        })
+        Ok(Springs { ends: ends.to_vec(), stiffness: stiffness.to_vec(), rest, offsets, incident })
     }
 
     /// Number of springs.
@@ -148,19 +134,11 @@ impl Springs {
             return Err(Error::invalid(
                 "stiffness",
                 None,
-                format!(
-                    "has {} values for {} springs",
-                    stiffness.len(),
-                    self.ends.len()
-                ),
+                format!("has {} values for {} springs", stiffness.len(), self.ends.len()),
             ));
         }
         if let Some(s) = stiffness.iter().position(|k| !(k.is_finite() && *k >= 0.0)) {
-            return Err(Error::invalid(
-                "stiffness",
-                Some(s),
-                "not a finite value >= 0 N/m",
-            ));
+            return Err(Error::invalid("stiffness", Some(s), "not a finite value >= 0 N/m"));
         }
         self.stiffness.copy_from_slice(stiffness);
         Ok(())

@@ -20,12 +20,7 @@ impl MeshSprings {
     /// Concatenates structural then bending springs with their stiffnesses (N/m), in the
     /// `(ends, stiffness)` form [`crate::System::new`] takes.
     pub fn with_stiffness(&self, structural_k: f64, bending_k: f64) -> (Vec<[u32; 2]>, Vec<f64>) {
-        let ends: Vec<[u32; 2]> = self
-            .structural
-            .iter()
-            .chain(&self.bending)
-            .copied()
-            .collect();
+        let ends: Vec<[u32; 2]> = self.structural.iter().chain(&self.bending).copied().collect();
         let stiffness = std::iter::repeat_n(structural_k, self.structural.len())
             .chain(std::iter::repeat_n(bending_k, self.bending.len()))
             .collect();
@@ -81,10 +76,7 @@ pub fn springs_from_triangles(n_vertices: usize, triangles: &[[u32; 3]]) -> Resu
         .collect();
     bending.sort_unstable();
     bending.dedup();
-    Ok(MeshSprings {
-        structural,
-        bending,
-    })
+    Ok(MeshSprings { structural, bending })
 }
 
 #[cfg(test)]

@@ -51,11 +51,7 @@ fn check_len(name: &'static str, got: usize, want: usize, what: &str) -> Result<
     if got == want {
         Ok(())
     } else {
-        Err(Error::invalid(
-            name,
-            None,
-            format!("has {got} {what}, expected {want}"),
-        ))
+        Err(Error::invalid(name, None, format!("has {got} {what}, expected {want}")))
     }
 }
 
@@ -90,11 +86,7 @@ impl System {
     ) -> Result<Self> {
         let n = positions.len();
         if n == 0 {
-            return Err(Error::invalid(
-                "positions",
-                None,
-                "empty mesh: at least one vertex is needed",
-            ));
+            return Err(Error::invalid("positions", None, "empty mesh: at least one vertex is needed"));
         }
         check_finite3("positions", positions)?;
         check_len("masses", masses.len(), n, "values")?;
@@ -114,10 +106,7 @@ impl System {
             charge: vec![0.0; n],
             pins: Pins::new(n),
             external: ExternalField::default(),
-            colliders: Colliders {
-                ground: params.ground_height,
-                spheres: vec![],
-            },
+            colliders: Colliders { ground: params.ground_height, spheres: vec![] },
             x: positions.to_vec(),
             v: vec![Vec3::zeros(); n],
             time: 0.0,
@@ -251,12 +240,7 @@ impl System {
     /// # Errors
     /// [`Error::InvalidArgument`] on a length mismatch or a non-finite component.
     pub fn set_velocities(&mut self, velocities: &[Vec3]) -> Result<()> {
-        check_len(
-            "velocities",
-            velocities.len(),
-            self.n_vertices(),
-            "vertices",
-        )?;
+        check_len("velocities", velocities.len(), self.n_vertices(), "vertices")?;
         check_finite3("velocities", velocities)?;
         self.v.copy_from_slice(velocities);
         Ok(())
@@ -269,11 +253,7 @@ impl System {
     pub fn set_masses(&mut self, masses: &[Real]) -> Result<()> {
         check_len("masses", masses.len(), self.n_vertices(), "values")?;
         if let Some(i) = masses.iter().position(|m| !(m.is_finite() && *m > 0.0)) {
-            return Err(Error::invalid(
-                "masses",
-                Some(i),
-                "is not a finite mass > 0 kg",
-            ));
+            return Err(Error::invalid("masses", Some(i), "is not a finite mass > 0 kg"));
         }
         self.mass.copy_from_slice(masses);
         self.global_stale = true;
@@ -308,12 +288,7 @@ impl System {
     /// # Errors
     /// [`Error::InvalidArgument`] on a length mismatch or a non-finite coordinate.
     pub fn set_pin_targets(&mut self, targets: &[Vec3]) -> Result<()> {
-        check_len(
-            "targets",
-            targets.len(),
-            self.pins.indices.len(),
-            "positions (one per pin)",
-        )?;
+        check_len("targets", targets.len(), self.pins.indices.len(), "positions (one per pin)")?;
         check_finite3("targets", targets)?;
         self.pins.targets.copy_from_slice(targets);
         Ok(())
@@ -362,22 +337,14 @@ impl System {
     /// always the exact pairwise sum of the softened potential, whatever the force method.
     pub fn energies(&self) -> Energies {
         let (k_c, eps) = (self.params.coulomb_constant, self.softening());
-        let kinetic = 0.5
-            * self
-                .v
-                .iter()
-                .zip(&self.mass)
-                .map(|(v, m)| m * v.norm_squared())
-                .sum::<Real>();
+        let kinetic = 0.5 * self.v.iter().zip(&self.mass).map(|(v, m)| m * v.norm_squared()).sum::<Real>();
         let spring = spring_energy(&self.springs, &self.x);
         let coulomb = if self.field.method() == FieldMethod::Off {
             0.0
         } else {
             coulomb_energy(&self.x, &self.charge, k_c, eps)
         };
-        let external = self
-            .external
-            .potential_energy(&self.x, &self.charge, k_c, eps)
+        let external = self.external.potential_energy(&self.x, &self.charge, k_c, eps)
             + gravity_energy(&self.mass, self.params.gravity, &self.x);
         Energies::new(kinetic, spring, coulomb, external)
     }
@@ -388,12 +355,7 @@ impl System {
         let h = self.params.time_step;
         match &mut self.global {
             None => {
-                self.global = Some(GlobalSolver::new(
-                    &self.mass,
-                    &self.springs,
-                    &self.pins.pinned,
-                    h,
-                )?);
+                self.global = Some(GlobalSolver::new(&self.mass, &self.springs, &self.pins.pinned, h)?);
             }
             Some(g) if self.global_stale => g.refactor(&self.mass, &self.springs, h)?,
             Some(_) => {}

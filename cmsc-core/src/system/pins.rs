@@ -17,11 +17,7 @@ pub(crate) struct Pins {
 impl Pins {
     /// No pins on `n` vertices.
     pub fn new(n: usize) -> Self {
-        Pins {
-            pinned: vec![false; n],
-            indices: vec![],
-            targets: vec![],
-        }
+        Pins { pinned: vec![false; n], indices: vec![], targets: vec![] }
     }
 
     /// Pins `indices` at their current positions `x`.
@@ -36,11 +32,7 @@ impl Pins {
                 )
             })?;
             if *slot {
-                return Err(Error::invalid(
-                    "indices",
-                    Some(k),
-                    format!("vertex {i} is listed twice"),
-                ));
+                return Err(Error::invalid("indices", Some(k), format!("vertex {i} is listed twice")));
             }
             *slot = true;
         }

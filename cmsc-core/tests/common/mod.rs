@@ -26,11 +26,7 @@ pub fn paper_torus(mass: f64, h: f64, integrator: Integrator) -> System {
 
 /// Total momentum `Σ m_i v_i` (kg·m/s).
 pub fn momentum(sys: &System) -> Vec3 {
-    sys.velocities()
-        .iter()
-        .zip(sys.masses())
-        .map(|(v, m)| v * *m)
-        .sum()
+    sys.velocities().iter().zip(sys.masses()).map(|(v, m)| v * *m).sum()
 }
 
 /// Largest distance of any vertex from the origin (m).
