@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo test lint doc unit bench toolchain clean
+.PHONY: all demo test lint doc unit ctest header bench toolchain clean
 
 all: demo
 
@@ -19,7 +19,7 @@ demo: toolchain
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier
-test: lint doc unit
+test: lint doc unit ctest
 
 lint: toolchain
 	$(CARGO) fmt --all -- --check
@@ -30,6 +30,18 @@ doc:
 
 unit:
 	$(CARGO) test --workspace
+
+## ctest: the C ABI from C: tests/c/smoke.c against include/cmsc.h and libcmsc.so
+ctest:
+	$(CARGO) build -p cmsc-ffi
+	mkdir -p target/c
+	$(CC) -std=c99 -Wall -Wextra -Werror -Iinclude tests/c/smoke.c -Ltarget/debug -lcmsc -lm \
+		-Wl,-rpath,$(CURDIR)/target/debug -o target/c/smoke
+	./target/c/smoke
+
+## header: regenerate include/cmsc.h with the pinned cbindgen (the tests fail when it is stale)
+header:
+	CMSC_BLESS=1 $(CARGO) test -p cmsc-ffi --test header
 
 ## bench: criterion benchmarks (see cmsc-core/benches/); CMSC_BENCH_LARGE=1 adds n = 100K steps
 bench:

@@ -59,4 +59,6 @@ pub use fields::{ExternalField, PointCharge};
 pub use linsolve::GlobalSolver;
 pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
-pub use system::{Integrator, SimParams, Softening, System, COULOMB_CONSTANT, MAX_ITERATIONS};
+pub use system::{
+    Integrator, SimParams, Softening, System, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS,
+};

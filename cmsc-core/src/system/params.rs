@@ -11,6 +11,10 @@ pub const COULOMB_CONSTANT: Real = 8.987_551_792_3e9;
 /// certainly a unit mistake, and would make a single step take minutes on large meshes.
 pub const MAX_ITERATIONS: u32 = 100_000;
 
+/// Largest accepted DDEF grid size `m`: the far-field gather costs `O(m n)`, and beyond 10⁷
+/// points the grid alone needs gigabytes.
+pub const MAX_GRID_POINTS: u32 = 10_000_000;
+
 /// Which time integrator advances the state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Integrator {
@@ -94,7 +98,8 @@ impl SimParams {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field when: `time_step` is not finite and positive;
-    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `damping` or `friction` is outside `[0, 1]`;
+    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `grid_points` is 0 or above
+    /// [`MAX_GRID_POINTS`]; `damping` or `friction` is outside `[0, 1]`;
     /// `gravity`, `coulomb_constant` or `ground_height` is not finite; `coulomb_constant` is
     /// negative; a fixed softening length is negative or not finite.
     pub fn validate(&self) -> Result<()> {
@@ -118,6 +123,9 @@ impl SimParams {
             if !z.is_finite() {
                 return bad("ground_height", "must be finite (use None for no ground)");
             }
+        }
+        if self.grid_points == 0 || self.grid_points > MAX_GRID_POINTS {
+            return bad("grid_points", "must be in 1..=10000000");
         }
         if !(0.0..=1.0).contains(&self.friction) {
             return bad("friction", "must be in [0, 1]");

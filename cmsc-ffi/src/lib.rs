@@ -1,0 +1,24 @@
+//! # cmsc-ffi — the C ABI (v1) of cmsc
+//!
+//! A thin, validated layer over [`cmsc_core`]: every `extern "C"` function checks its
+//! arguments, calls the core, and maps the result to a [`CmscStatus`], with the message in a
+//! thread-local slot read by [`cmsc_last_error`]. Every body runs inside one panic boundary
+//! ([`mod@panic`]); nothing unwinds into C. The contract (names, argument order, enum values, struct
+//! field order) is fixed by `DESIGN.md`; `include/cmsc.h` is generated from this crate by
+//! cbindgen and checked in.
+
+#![deny(missing_docs)]
+
+mod buffers;
+mod handle;
+pub mod panic;
+mod params;
+mod sim;
+mod status;
+mod version;
+
+pub use handle::CmscSim;
+pub use params::{cmsc_params_default, CmscEnergies, CmscParams};
+pub use sim::*;
+pub use status::{cmsc_last_error, CmscCoulomb, CmscIntegrator, CmscStatus};
+pub use version::{cmsc_version, CMSC_ABI_VERSION};

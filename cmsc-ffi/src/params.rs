@@ -1,0 +1,143 @@
+//! `CmscParams` and `CmscEnergies`: the C mirrors of the core's parameter and energy types.
+
+use cmsc_core::{Energies, FieldMethod, Integrator, SimParams, Vec3};
+
+use crate::status::{CmscCoulomb as C, CmscIntegrator, FfiError};
+
+/// Simulation parameters (SI units). Fields are only ever appended, never reordered.
+/// Start from cmsc_params_default().
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CmscParams {
+    /// Time step h (s), > 0.
+    pub time_step: f64,
+    /// Local/global iterations per IMEX step, >= 1.
+    pub iterations: u32,
+    /// Ether drag in [0, 1]: 0 = none, 1 = all velocity removed each step.
+    pub damping: f64,
+    /// Gravitational acceleration (m/s^2).
+    pub gravity: [f64; 3],
+    /// Coulomb's constant k_c (N m^2 / C^2), >= 0.
+    pub coulomb_constant: f64,
+    /// A CmscCoulomb value.
+    pub coulomb: u32,
+    /// DDEF grid size m (number of Halton points), >= 1.
+    pub grid_points: u32,
+    /// A CmscIntegrator value.
+    pub integrator: u32,
+    /// z (m) of a ground plane; -inf or NaN = no ground.
+    pub ground_height: f64,
+    /// In [0, 1]: on contact, tangential velocity kept = 1 - friction.
+    pub friction: f64,
+}
+
+/// Energies of the current state (J). `external` includes gravity, external charges and the
+/// uniform field; `total` is the sum of the four terms.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CmscEnergies {
+    /// Kinetic energy.
+    pub kinetic: f64,
+    /// Spring energy.
+    pub spring: f64,
+    /// Pairwise Coulomb energy (exact, softened).
+    pub coulomb: f64,
+    /// Potential in gravity, external charges and field.
+    pub external: f64,
+    /// Sum of the four.
+    pub total: f64,
+}
+
+impl From<Energies> for CmscEnergies {
+    fn from(e: Energies) -> Self {
+        CmscEnergies {
+            kinetic: e.kinetic,
+            spring: e.spring,
+            coulomb: e.coulomb,
+            external: e.external,
+            total: e.total,
+        }
+    }
+}
+
+/// Writes the default parameters: h = 1/120 s, 10 iterations, no damping, gravity (0, 0, -9.81),
+/// exact k_c, CMSC_COULOMB_AUTO, 1000 grid points, IMEX, no ground, no friction.
+/// NULL is a no-op.
+///
+/// # Safety
+/// `out` must be NULL or point to writable memory for one `CmscParams`.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_params_default(out: *mut CmscParams) {
+    let d = SimParams::default();
+    let params = CmscParams {
+        time_step: d.time_step,
+        iterations: d.iterations,
+        damping: d.damping,
+        gravity: d.gravity.into(),
+        coulomb_constant: d.coulomb_constant,
+        coulomb: C::CMSC_COULOMB_AUTO as u32,
+        grid_points: d.grid_points,
+        integrator: CmscIntegrator::CMSC_INTEGRATOR_IMEX as u32,
+        ground_height: f64::NEG_INFINITY,
+        friction: d.friction,
+    };
+    // SAFETY: a non-NULL `out` points to a CmscParams by the caller's contract; writing a
+    // plain-old-data struct cannot panic.
+    if let Some(out) = unsafe { out.as_mut() } {
+        *out = params;
+    }
+}
+
+impl CmscParams {
+    /// Converts to the core's parameters; the core validates the numbers.
+    pub(crate) fn to_core(self) -> Result<SimParams, FfiError> {
+        let coulomb = match self.coulomb {
+            x if x == C::CMSC_COULOMB_OFF as u32 => FieldMethod::Off,
+            x if x == C::CMSC_COULOMB_DIRECT as u32 => FieldMethod::Direct,
+            x if x == C::CMSC_COULOMB_AUTO as u32 => FieldMethod::Auto,
+            x if x == C::CMSC_COULOMB_DDEF as u32 => {
+                return Err(FfiError::unavailable("CMSC_COULOMB_DDEF is not available in this build of cmsc"))
+            }
+            x if x == C::CMSC_COULOMB_DDEF_GPU as u32 || x == C::CMSC_COULOMB_DIRECT_GPU as u32 => {
+                return Err(FfiError::unavailable(
+                    "GPU Coulomb methods are not available: this build of cmsc has no CUDA support",
+                ))
+            }
+            other => {
+                return Err(FfiError::invalid(format!("`params.coulomb`: unknown CmscCoulomb value {other}")))
+            }
+        };
+        let integrator = match self.integrator {
+            0 => Integrator::Imex,
+            1 => Integrator::Verlet,
+            other => {
+                return Err(FfiError::invalid(format!(
+                    "`params.integrator`: unknown CmscIntegrator value {other}"
+                )))
+            }
+        };
+        let ground_height = match self.ground_height {
+            z if z.is_nan() || z == f64::NEG_INFINITY => None,
+            z => Some(z), // +inf is rejected by the core's validation
+        };
+        let params = SimParams {
+            time_step: self.time_step,
+            iterations: self.iterations,
+            damping: self.damping,
+            gravity: Vec3::from(self.gravity),
+            coulomb_constant: self.coulomb_constant,
+            coulomb,
+            grid_points: self.grid_points,
+            integrator,
+            ground_height,
+            friction: self.friction,
+            ..SimParams::default()
+        };
+        params.validate().map_err(|e| {
+            let mut e = FfiError::from(e);
+            e.message = e.message.replacen("invalid argument `", "invalid argument `params.", 1);
+            e
+        })?;
+        Ok(params)
+    }
+}

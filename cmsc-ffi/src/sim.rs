@@ -1,0 +1,254 @@
+//! The entry points of the C ABI v1 (DESIGN.md, "The C ABI contract"). Each one: check the
+//! arguments → call the core → map the result, inside the panic boundary.
+
+use cmsc_core::{System, Vec3};
+
+use crate::buffers::{expect_count, input, output, vec3_input, vec3_output};
+use crate::handle::{sim_mut, sim_ref, CmscSim};
+use crate::panic::boundary;
+use crate::params::{CmscEnergies, CmscParams};
+use crate::status::{CmscStatus, FfiError};
+
+/// Creates a simulation at rest from plain arrays. Rest lengths are the spring lengths in
+/// `positions`. Charges start at 0 (cmsc_set_charges).
+///
+/// `positions`: 3 n_vertices doubles (m). `masses`: n_vertices (kg, > 0). `springs`:
+/// 2 n_springs vertex indices. `stiffness`: n_springs (N/m, >= 0). `params`: non-NULL.
+/// `out`: receives the handle, or NULL on error.
+///
+/// # Safety
+/// Pointers must be NULL or valid for the stated lengths; `out` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_create(
+    positions: *const f64,
+    n_vertices: usize,
+    masses: *const f64,
+    springs: *const u32,
+    n_springs: usize,
+    stiffness: *const f64,
+    params: *const CmscParams,
+    out: *mut *mut CmscSim,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY (all blocks): pointers are valid for their lengths by the caller's contract;
+        // the helpers check NULL, alignment and size.
+        let out = unsafe { out.as_mut() }.ok_or_else(|| FfiError::invalid("`out` is NULL"))?;
+        *out = std::ptr::null_mut();
+        let params = unsafe { params.as_ref() }.ok_or_else(|| FfiError::invalid("`params` is NULL"))?;
+        let x = unsafe { vec3_input(positions, n_vertices, "positions") }?;
+        let m = unsafe { input(masses, n_vertices, "masses") }?;
+        let n_idx = n_springs.checked_mul(2).ok_or_else(|| FfiError::invalid("`n_springs` is too large"))?;
+        let pairs: Vec<[u32; 2]> =
+            unsafe { input(springs, n_idx, "springs") }?.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+        let k = unsafe { input(stiffness, n_springs, "stiffness") }?;
+        let sys = System::new(&x, m, &pairs, k, params.to_core()?)?;
+        *out = Box::into_raw(CmscSim::new(sys));
+        Ok(())
+    })
+}
+
+/// Advances `steps` time steps. On CMSC_DIVERGED the simulation stays at the last good step.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_step(sim: *mut CmscSim, steps: u32) -> CmscStatus {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { sim_mut(sim) }?.call(|s| Ok(s.step_n(steps)?)))
+}
+
+/// Sets every vertex charge (C); `n` must equal the vertex count.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `charges` valid for `n` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_charges(sim: *mut CmscSim, charges: *const f64, n: usize) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, q) = unsafe { (sim_mut(sim)?, input(charges, n, "charges")?) };
+        sim.call(|s| Ok(s.set_charges(q)?))
+    })
+}
+
+/// Copies the positions (m) into `out` (3 n doubles); `n` must equal the vertex count.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `out` valid for 3 n doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_get_positions(sim: *const CmscSim, out: *mut f64, n: usize) -> CmscStatus {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { vec3_output(out, n, sim_ref(sim)?.sys.positions(), "out") })
+}
+
+/// Teleports the vertices (3 n doubles, m); velocities are kept.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `positions` valid for 3 n doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_positions(
+    sim: *mut CmscSim,
+    positions: *const f64,
+    n: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, x) = unsafe { (sim_mut(sim)?, vec3_input(positions, n, "positions")?) };
+        sim.call(|s| Ok(s.set_positions(&x)?))
+    })
+}
+
+/// Copies the velocities (m/s) into `out` (3 n doubles).
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `out` valid for 3 n doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_get_velocities(sim: *const CmscSim, out: *mut f64, n: usize) -> CmscStatus {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { vec3_output(out, n, sim_ref(sim)?.sys.velocities(), "out") })
+}
+
+/// Sets the velocities (3 n doubles, m/s).
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `velocities` valid for 3 n doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_velocities(
+    sim: *mut CmscSim,
+    velocities: *const f64,
+    n: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, v) = unsafe { (sim_mut(sim)?, vec3_input(velocities, n, "velocities")?) };
+        sim.call(|s| Ok(s.set_velocities(&v)?))
+    })
+}
+
+/// Pins the `k` listed vertices where they are now, replacing earlier pins (k = 0 unpins all).
+/// Pinned vertices are held exactly. Indices must be distinct and in range.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `indices` valid for `k` values.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_pins(sim: *mut CmscSim, indices: *const u32, k: usize) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, idx) = unsafe { (sim_mut(sim)?, input(indices, k, "indices")?) };
+        sim.call(|s| Ok(s.set_pins(idx)?))
+    })
+}
+
+/// Moves the pins' targets (3 k doubles, m, in cmsc_set_pins order); pinned vertices reach
+/// them exactly at the end of the next step.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `positions` valid for 3 k doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_pin_targets(
+    sim: *mut CmscSim,
+    positions: *const f64,
+    k: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, t) = unsafe { (sim_mut(sim)?, vec3_input(positions, k, "positions")?) };
+        sim.call(|s| Ok(s.set_pin_targets(&t)?))
+    })
+}
+
+/// Replaces the external point charges: positions (3 k doubles, m) and charges (k, C).
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; arrays valid for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_external_charges(
+    sim: *mut CmscSim,
+    positions: *const f64,
+    charges: *const f64,
+    k: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, p, q) =
+            unsafe { (sim_mut(sim)?, vec3_input(positions, k, "positions")?, input(charges, k, "charges")?) };
+        sim.call(|s| Ok(s.set_external_charges(&p, q)?))
+    })
+}
+
+/// Sets the uniform external electric field (V/m).
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `field` valid for 3 doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_uniform_field(sim: *mut CmscSim, field: *const f64) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, e) = unsafe { (sim_mut(sim)?, vec3_input(field, 1, "field")?) };
+        sim.call(|s| Ok(s.set_uniform_field(e[0])?))
+    })
+}
+
+/// Replaces the sphere colliders: centers (3 k doubles, m) and radii (k, m, > 0).
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; arrays valid for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_sphere_colliders(
+    sim: *mut CmscSim,
+    centers: *const f64,
+    radii: *const f64,
+    k: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, c, r) =
+            unsafe { (sim_mut(sim)?, vec3_input(centers, k, "centers")?, input(radii, k, "radii")?) };
+        sim.call(|s| Ok(s.set_sphere_colliders(&c, r)?))
+    })
+}
+
+/// Writes the vertex–vertex Coulomb force (N, 3 n doubles) of the selected method at the current
+/// positions (paper Eq. 8): what accuracy checks of approximate methods compare.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `out` valid for 3 n doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_coulomb_forces(sim: *mut CmscSim, out: *mut f64, n: usize) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim) }?;
+        expect_count("out", n, sim.sys.n_vertices(), "vertices")?;
+        let mut f = vec![Vec3::zeros(); n];
+        sim.call(|s| Ok(s.coulomb_forces(&mut f)?))?;
+        // SAFETY: forwarded from the caller.
+        unsafe { vec3_output(out, n, &f, "out") }
+    })
+}
+
+/// Writes the energies of the current state (J).
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_energies(sim: *const CmscSim, out: *mut CmscEnergies) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_ref(sim)?, output(out, 1, "out")?) };
+        out[0] = sim.sys.energies().into();
+        Ok(())
+    })
+}
+
+/// Frees a simulation. NULL is a no-op. The handle must not be used afterwards.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle from cmsc_create, destroyed at most once.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_destroy(sim: *mut CmscSim) {
+    if sim.is_null() {
+        return;
+    }
+    // SAFETY: a live handle from Box::into_raw in cmsc_create, by the caller's contract.
+    let owned = unsafe { Box::from_raw(sim) };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(owned)));
+}

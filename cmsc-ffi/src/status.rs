@@ -1,0 +1,110 @@
+//! Status codes, the enums of the contract, and the thread-local last-error message.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CString};
+
+use cmsc_core::Error;
+
+/// Result of every fallible call. Values are fixed; new ones are only ever appended.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)] // the C names of the contract, emitted verbatim by cbindgen
+pub enum CmscStatus {
+    /// Success.
+    CMSC_OK = 0,
+    /// An argument was rejected (NULL, wrong length, NaN/inf, out-of-range index, ...);
+    /// nothing changed.
+    CMSC_INVALID_ARGUMENT = 1,
+    /// A step produced non-finite state; the simulation keeps its last good step.
+    CMSC_DIVERGED = 2,
+    /// The requested method is not available (no GPU device, or not in this build).
+    CMSC_UNAVAILABLE = 3,
+    /// An internal error (a bug); see cmsc_last_error().
+    CMSC_INTERNAL = 4,
+}
+
+/// Coulomb methods for `CmscParams.coulomb`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)] // the C names of the contract
+pub enum CmscCoulomb {
+    /// No vertex–vertex Coulomb force.
+    CMSC_COULOMB_OFF = 0,
+    /// Exact all-pairs sum (paper Eq. 8), CPU.
+    CMSC_COULOMB_DIRECT = 1,
+    /// DDEF approximation (paper §3.1), CPU. Not in this build: CMSC_UNAVAILABLE.
+    CMSC_COULOMB_DDEF = 2,
+    /// DDEF with the far field on a CUDA GPU. Not in this build: CMSC_UNAVAILABLE.
+    CMSC_COULOMB_DDEF_GPU = 3,
+    /// Exact sum on a CUDA GPU. Not in this build: CMSC_UNAVAILABLE.
+    CMSC_COULOMB_DIRECT_GPU = 4,
+    /// The library chooses from the vertex count (today: the exact CPU sum).
+    CMSC_COULOMB_AUTO = 5,
+}
+
+/// Integrators for `CmscParams.integrator`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)] // the C names of the contract
+pub enum CmscIntegrator {
+    /// The paper's implicit-explicit step (Eq. 12).
+    CMSC_INTEGRATOR_IMEX = 0,
+    /// Velocity Verlet with the same forces (explicit; the validation reference).
+    CMSC_INTEGRATOR_VERLET = 1,
+}
+
+/// An error on its way to C: the status and the message for `cmsc_last_error`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FfiError {
+    pub status: CmscStatus,
+    pub message: String,
+}
+
+impl FfiError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        FfiError { status: CmscStatus::CMSC_INVALID_ARGUMENT, message: message.into() }
+    }
+
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        FfiError { status: CmscStatus::CMSC_UNAVAILABLE, message: message.into() }
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        FfiError { status: CmscStatus::CMSC_INTERNAL, message: message.into() }
+    }
+}
+
+impl From<Error> for FfiError {
+    fn from(e: Error) -> Self {
+        let status = match e {
+            Error::InvalidArgument { .. } => CmscStatus::CMSC_INVALID_ARGUMENT,
+            Error::Diverged { .. } => CmscStatus::CMSC_DIVERGED,
+            Error::Factorization(_) => CmscStatus::CMSC_INTERNAL,
+        };
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            message.push_str(": ");
+            message.push_str(&s.to_string());
+            source = s.source();
+        }
+        FfiError { status, message }
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Stores `message` as this thread's last error (interior NULs are replaced).
+pub(crate) fn set_last_error(message: &str) {
+    let c = CString::new(message.replace('\0', "\\0")).expect("NULs were replaced");
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = c);
+}
+
+/// The message of the last failed cmsc call on this thread, or "" if the last call succeeded.
+/// Never NULL. The pointer stays valid until the next cmsc call on this thread.
+#[no_mangle]
+pub extern "C" fn cmsc_last_error() -> *const c_char {
+    LAST_ERROR.with(|slot| slot.borrow().as_ptr())
+}

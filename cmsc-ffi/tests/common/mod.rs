@@ -1,0 +1,45 @@
+//! Helpers shared by the C ABI tests: calls go through the `extern "C"` functions exactly as a
+//! C caller's would.
+#![allow(dead_code)] // each test binary uses a subset
+
+use std::ffi::CStr;
+use std::ptr;
+
+use cmsc::*;
+
+pub fn params() -> CmscParams {
+    let mut p = std::mem::MaybeUninit::<CmscParams>::uninit();
+    // SAFETY: `p` is writable; cmsc_params_default writes every field.
+    unsafe {
+        cmsc_params_default(p.as_mut_ptr());
+        p.assume_init()
+    }
+}
+
+pub fn last_error() -> String {
+    // SAFETY: cmsc_last_error never returns NULL and the string lives until the next call.
+    unsafe { CStr::from_ptr(cmsc_last_error()) }.to_string_lossy().into_owned()
+}
+
+/// A charged square of 4 vertices with 5 springs; returns the handle.
+pub fn square(p: &CmscParams) -> *mut CmscSim {
+    let x = [0.0, 0.0, 0.0, 0.1, 0.0, 0.0, 0.1, 0.1, 0.0, 0.0, 0.1, 0.0];
+    let m = [0.01; 4];
+    let s = [0u32, 1, 1, 2, 2, 3, 3, 0, 0, 2];
+    let k = [50.0; 5];
+    let mut sim = ptr::null_mut();
+    // SAFETY: arrays are valid for their lengths.
+    let st = unsafe { cmsc_create(x.as_ptr(), 4, m.as_ptr(), s.as_ptr(), 5, k.as_ptr(), p, &mut sim) };
+    assert_eq!(st, CmscStatus::CMSC_OK, "{}", last_error());
+    let q = [1e-7, 1e-7, -1e-7, 2e-7];
+    // SAFETY: live handle, 4 charges.
+    assert_eq!(unsafe { cmsc_set_charges(sim, q.as_ptr(), 4) }, CmscStatus::CMSC_OK);
+    sim
+}
+
+pub fn positions(sim: *const CmscSim, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; 3 * n];
+    // SAFETY: live handle, buffer of 3n doubles.
+    assert_eq!(unsafe { cmsc_get_positions(sim, out.as_mut_ptr(), n) }, CmscStatus::CMSC_OK);
+    out
+}

@@ -1,0 +1,131 @@
+/* Exercises every function of the C ABI v1 through include/cmsc.h, as a C caller would.
+ * Built with: gcc -std=c99 -Wall -Werror -Iinclude tests/c/smoke.c -lcmsc -lm  (see Makefile). */
+#include "cmsc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (cond) {                                                                   \
+            passed++;                                                                 \
+        } else {                                                                      \
+            failed++;                                                                 \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__,    \
+                    __LINE__, #cond, cmsc_last_error());                              \
+        }                                                                             \
+    } while (0)
+
+#define OK(call) CHECK((call) == CMSC_OK)
+
+int main(void) {
+    CmscParams p;
+    cmsc_params_default(&p);
+    CHECK(p.time_step > 0.0 && p.iterations >= 1);
+    CHECK(p.coulomb == CMSC_COULOMB_AUTO && p.integrator == CMSC_INTEGRATOR_IMEX);
+    CHECK(isinf(p.ground_height) && p.ground_height < 0.0);
+    CHECK(strcmp(cmsc_version(), CMSC_VERSION_STRING) == 0);
+    CHECK(CMSC_ABI_VERSION == 1);
+
+    /* Two charges 0.5 m apart, no springs: Coulomb's law through the ABI. */
+    {
+        const double x[6] = {0, 0, 0, 0.3, 0.4, 0};
+        const double m[2] = {1, 1};
+        const double q[2] = {3e-6, -5e-6};
+        CmscSim *two = NULL;
+        p.gravity[2] = 0.0;
+        p.coulomb = CMSC_COULOMB_DIRECT;
+        OK(cmsc_create(x, 2, m, NULL, 0, NULL, &p, &two));
+        OK(cmsc_set_charges(two, q, 2));
+        double f[6];
+        OK(cmsc_coulomb_forces(two, f, 2));
+        const double expected = p.coulomb_constant * 3e-6 * 5e-6 / 0.25;
+        const double mag = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+        CHECK(fabs(mag / expected - 1.0) < 1e-5);   /* automatic softening: ~1e-6 */
+        CHECK(f[0] > 0 && f[1] > 0);                /* vertex 0 is pulled toward vertex 1 */
+        CHECK(fabs(f[0] + f[3]) < 1e-12 * expected); /* Newton's third law */
+        cmsc_destroy(two);
+    }
+
+    /* A charged tetrahedron with springs. */
+    const double x0[12] = {0, 0, 0, 0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1};
+    const double masses[4] = {0.01, 0.01, 0.01, 0.01};
+    const uint32_t springs[12] = {0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3};
+    const double k[6] = {50, 50, 50, 50, 50, 50};
+    cmsc_params_default(&p);
+    p.ground_height = -10.0;
+    p.friction = 0.5;
+    CmscSim *sim = NULL;
+    OK(cmsc_create(x0, 4, masses, springs, 6, k, &p, &sim));
+    CHECK(sim != NULL);
+
+    const double q[4] = {1e-7, 1e-7, 1e-7, 1e-7};
+    OK(cmsc_set_charges(sim, q, 4));
+    CmscEnergies e0, e1;
+    OK(cmsc_energies(sim, &e0));
+    CHECK(e0.coulomb > 0.0 && e0.spring == 0.0 && e0.kinetic == 0.0);
+    CHECK(fabs(e0.total - (e0.kinetic + e0.spring + e0.coulomb + e0.external)) < 1e-12);
+
+    OK(cmsc_step(sim, 60)); /* half a second: it falls and expands */
+    double x[12], v[12];
+    OK(cmsc_get_positions(sim, x, 4));
+    OK(cmsc_get_velocities(sim, v, 4));
+    CHECK(x[2] < 0.0 && v[2] < 0.0); /* falling under gravity */
+    OK(cmsc_energies(sim, &e1));
+    CHECK(e1.kinetic > 0.0);
+
+    /* Pins: vertex 0 held, then moved to a target, reached exactly. */
+    const uint32_t pins[1] = {0};
+    OK(cmsc_set_pins(sim, pins, 1));
+    OK(cmsc_get_positions(sim, x, 4));
+    const double held[3] = {x[0], x[1], x[2]};
+    OK(cmsc_step(sim, 10));
+    OK(cmsc_get_positions(sim, x, 4));
+    CHECK(x[0] == held[0] && x[1] == held[1] && x[2] == held[2]);
+    const double target[3] = {held[0] + 0.01, held[1], held[2]};
+    OK(cmsc_set_pin_targets(sim, target, 1));
+    OK(cmsc_step(sim, 1));
+    OK(cmsc_get_positions(sim, x, 4));
+    CHECK(x[0] == target[0] && x[1] == target[1] && x[2] == target[2]);
+
+    /* External charge, uniform field, a sphere collider: all accepted and stepping works. */
+    const double ext_pos[3] = {0.5, 0.5, 0.5}, ext_q[1] = {-1e-6};
+    OK(cmsc_set_external_charges(sim, ext_pos, ext_q, 1));
+    const double field[3] = {0, 1000, 0};
+    OK(cmsc_set_uniform_field(sim, field));
+    const double centre[3] = {0, 0, -5}, radius[1] = {1};
+    OK(cmsc_set_sphere_colliders(sim, centre, radius, 1));
+    OK(cmsc_step(sim, 10));
+
+    /* set_positions / set_velocities round-trip. */
+    OK(cmsc_set_positions(sim, x0, 4));
+    const double zero[12] = {0};
+    OK(cmsc_set_velocities(sim, zero, 4));
+    OK(cmsc_get_positions(sim, x, 4));
+    OK(cmsc_get_velocities(sim, v, 4));
+    CHECK(memcmp(x, x0, sizeof x) == 0 && v[5] == 0.0);
+
+    /* Bad input: a clear status and message, nothing changed. */
+    const double nan_q[4] = {1e-7, NAN, 0, 0};
+    CHECK(cmsc_set_charges(sim, nan_q, 4) == CMSC_INVALID_ARGUMENT);
+    CHECK(strstr(cmsc_last_error(), "charges") != NULL);
+    CHECK(cmsc_get_positions(sim, x, 3) == CMSC_INVALID_ARGUMENT);
+    CHECK(cmsc_step(NULL, 1) == CMSC_INVALID_ARGUMENT);
+    OK(cmsc_step(sim, 0));
+    CHECK(strcmp(cmsc_last_error(), "") == 0);
+    p.coulomb = CMSC_COULOMB_DIRECT_GPU;
+    CmscSim *gpu = NULL;
+    CHECK(cmsc_create(x0, 4, masses, springs, 6, k, &p, &gpu) == CMSC_UNAVAILABLE && gpu == NULL);
+
+    cmsc_destroy(sim);
+    cmsc_destroy(NULL);
+
+    printf("smoke: %d passed, %d failed\n", passed, failed);
+    if (failed == 0) {
+        printf("PASS\n");
+    }
+    return failed == 0 ? 0 : 1;
+}
