@@ -4,8 +4,9 @@
 //! Layout: positions and charges are copied once per call into structure-of-arrays buffers
 //! padded to [`LANES`] with zero charges, so the inner loop is branch-free over fixed-width
 //! chunks that LLVM turns into SIMD (the `r = 0` guard is a select). Targets are split across
-//! rayon threads in blocks; on x86-64 the kernel is also compiled for AVX2+FMA and chosen at run
-//! time, so one binary runs everywhere and uses the wide units where they exist.
+//! rayon threads in blocks. On x86-64 CPUs with AVX2+FMA (detected at run time, so one binary
+//! runs everywhere) the pair kernel is [`super::simd`]'s, which avoids the per-pair square root
+//! and division.
 
 use rayon::prelude::*;
 
@@ -14,7 +15,7 @@ use crate::error::Result;
 use crate::math::{Real, Vec3};
 
 /// SIMD-friendly chunk width: two AVX2 registers of f64, one AVX-512 register.
-const LANES: usize = 8;
+pub(super) const LANES: usize = 8;
 
 /// Targets per rayon task: large enough to amortise scheduling, small enough to balance.
 const TARGET_BLOCK: usize = 64;
@@ -25,16 +26,17 @@ pub struct DirectSum {
     soa: Soa,
 }
 
+/// Sources as structure of arrays, zero-padded to a multiple of [`LANES`].
 #[derive(Debug, Default)]
-struct Soa {
-    x: Vec<Real>,
-    y: Vec<Real>,
-    z: Vec<Real>,
-    q: Vec<Real>,
+pub(super) struct Soa {
+    pub x: Vec<Real>,
+    pub y: Vec<Real>,
+    pub z: Vec<Real>,
+    pub q: Vec<Real>,
 }
 
 impl Soa {
-    fn load(&mut self, pos: &[Vec3], q: &[Real]) {
+    pub fn load(&mut self, pos: &[Vec3], q: &[Real]) {
         let padded = pos.len().div_ceil(LANES) * LANES;
         for (buf, f) in [(&mut self.x, 0), (&mut self.y, 1), (&mut self.z, 2)] {
             buf.clear();
@@ -51,7 +53,7 @@ impl Soa {
 /// `k_c`, V/m per (N·m²/C²)). Sources at distance 0 with `ε = 0` contribute nothing, which also
 /// drops the self term `j = i`.
 #[inline(always)]
-fn field_sum(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
+pub(super) fn field_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
     let (mut ax, mut ay, mut az) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
     let chunks =
         s.x.chunks_exact(LANES)
@@ -70,25 +72,18 @@ fn field_sum(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
     Vec3::new(ax.iter().sum(), ay.iter().sum(), az.iter().sum())
 }
 
-fn block_generic(targets: &[Vec3], q: &[Real], scale: Real, eps2: Real, s: &Soa, out: &mut [Vec3]) {
-    for ((o, &p), &qi) in out.iter_mut().zip(targets).zip(q) {
-        *o = field_sum(p, eps2, s) * (scale * qi);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn block_avx2(targets: &[Vec3], q: &[Real], scale: Real, eps2: Real, s: &Soa, out: &mut [Vec3]) {
-    block_generic(targets, q, scale, eps2, s, out)
-}
-
 fn block(targets: &[Vec3], q: &[Real], scale: Real, eps2: Real, s: &Soa, out: &mut [Vec3]) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports the features `block_avx2` is compiled for (checked above).
-        return unsafe { block_avx2(targets, q, scale, eps2, s, out) };
+        for ((o, &p), &qi) in out.iter_mut().zip(targets).zip(q) {
+            // SAFETY: AVX2 and FMA are present (checked above); `s` is padded to LANES.
+            *o = unsafe { super::simd::field_sum(p, eps2, s) } * (scale * qi);
+        }
+        return;
     }
-    block_generic(targets, q, scale, eps2, s, out)
+    for ((o, &p), &qi) in out.iter_mut().zip(targets).zip(q) {
+        *o = field_sum_portable(p, eps2, s) * (scale * qi);
+    }
 }
 
 impl FieldSolver for DirectSum {

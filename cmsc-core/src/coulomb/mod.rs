@@ -6,6 +6,7 @@
 //! `f_i = k_c q_i Σ_{j≠i} q_j (x_i − x_j) / (|x_i − x_j|² + ε²)^{3/2}`.
 
 mod direct;
+mod simd;
 
 pub use direct::{coulomb_energy, DirectSum};
 

@@ -5,8 +5,9 @@ use rayon::prelude::*;
 use super::Springs;
 use crate::math::{Real, Vec3};
 
-/// Below this many springs the rayon fork/join costs more than the work (measured on the 81×81
-/// cloth bench: parallel pays from a few thousand springs).
+/// Below this many springs the kernels run serially: a rayon fork/join costs a few µs, a spring
+/// a few ns, so parallel work only pays from thousands of springs (the 81×81 cloth bench has
+/// 32K springs and runs the local step plus `J d` gather in 0.15 ms on 2 cores).
 const PAR_MIN: usize = 4096;
 
 /// Liu 2013 local step, the minimiser of Eq. (10): `d_s = l_s (x_a − x_b) / |x_a − x_b|` for every spring.
