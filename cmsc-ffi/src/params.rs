@@ -95,9 +95,7 @@ impl CmscParams {
             x if x == C::CMSC_COULOMB_OFF as u32 => FieldMethod::Off,
             x if x == C::CMSC_COULOMB_DIRECT as u32 => FieldMethod::Direct,
             x if x == C::CMSC_COULOMB_AUTO as u32 => FieldMethod::Auto,
-            x if x == C::CMSC_COULOMB_DDEF as u32 => {
-                return Err(FfiError::unavailable("CMSC_COULOMB_DDEF is not available in this build of cmsc"))
-            }
+            x if x == C::CMSC_COULOMB_DDEF as u32 => FieldMethod::Ddef,
             x if x == C::CMSC_COULOMB_DDEF_GPU as u32 || x == C::CMSC_COULOMB_DIRECT_GPU as u32 => {
                 return Err(FfiError::unavailable(
                     "GPU Coulomb methods are not available: this build of cmsc has no CUDA support",

@@ -32,13 +32,13 @@ pub enum CmscCoulomb {
     CMSC_COULOMB_OFF = 0,
     /// Exact all-pairs sum (paper Eq. 8), CPU.
     CMSC_COULOMB_DIRECT = 1,
-    /// DDEF approximation (paper §3.1), CPU. Not in this build: CMSC_UNAVAILABLE.
+    /// DDEF approximation (paper §3.1) with `grid_points` grid points, CPU.
     CMSC_COULOMB_DDEF = 2,
     /// DDEF with the far field on a CUDA GPU. Not in this build: CMSC_UNAVAILABLE.
     CMSC_COULOMB_DDEF_GPU = 3,
     /// Exact sum on a CUDA GPU. Not in this build: CMSC_UNAVAILABLE.
     CMSC_COULOMB_DIRECT_GPU = 4,
-    /// The library chooses from the vertex count (today: the exact CPU sum).
+    /// The library chooses from the vertex count: DIRECT below 20,000 vertices, DDEF above.
     CMSC_COULOMB_AUTO = 5,
 }
 

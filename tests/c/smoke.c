@@ -50,6 +50,38 @@ int main(void) {
         cmsc_destroy(two);
     }
 
+    /* DDEF against the direct sum on a charged ring of 400 vertices. */
+    {
+        enum { N = 400 };
+        static double x[3 * N], m[N], q[N], fd[3 * N], fa[3 * N];
+        for (int i = 0; i < N; i++) {
+            const double t = 6.283185307179586 * i / N;
+            x[3 * i] = cos(t);
+            x[3 * i + 1] = sin(t);
+            x[3 * i + 2] = 0.1 * sin(5 * t);
+            m[i] = 1.0;
+            q[i] = (i % 3 == 0) ? -1e-6 : 2e-6;
+        }
+        CmscSim *direct = NULL, *ddef = NULL;
+        p.coulomb = CMSC_COULOMB_DIRECT;
+        OK(cmsc_create(x, N, m, NULL, 0, NULL, &p, &direct));
+        p.coulomb = CMSC_COULOMB_DDEF;
+        p.grid_points = 200;
+        OK(cmsc_create(x, N, m, NULL, 0, NULL, &p, &ddef));
+        OK(cmsc_set_charges(direct, q, N));
+        OK(cmsc_set_charges(ddef, q, N));
+        OK(cmsc_coulomb_forces(direct, fd, N));
+        OK(cmsc_coulomb_forces(ddef, fa, N));
+        double num = 0, den = 0;
+        for (int k = 0; k < 3 * N; k++) {
+            num += (fa[k] - fd[k]) * (fa[k] - fd[k]);
+            den += fd[k] * fd[k];
+        }
+        CHECK(sqrt(num / den) < 0.05);
+        cmsc_destroy(direct);
+        cmsc_destroy(ddef);
+    }
+
     /* A charged tetrahedron with springs. */
     const double x0[12] = {0, 0, 0, 0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1};
     const double masses[4] = {0.01, 0.01, 0.01, 0.01};

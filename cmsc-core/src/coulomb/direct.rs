@@ -72,17 +72,21 @@ pub(super) fn field_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
     Vec3::new(ax.iter().sum(), ay.iter().sum(), az.iter().sum())
 }
 
-fn block(targets: &[Vec3], q: &[Real], scale: Real, eps2: Real, s: &Soa, out: &mut [Vec3]) {
+/// The softened field sum at `p` (see [`field_sum_portable`]), with the AVX2+FMA kernel where
+/// the CPU has it (detected at run time; the check is a cached load).
+#[inline]
+pub(super) fn field_sum(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        for ((o, &p), &qi) in out.iter_mut().zip(targets).zip(q) {
-            // SAFETY: AVX2 and FMA are present (checked above); `s` is padded to LANES.
-            *o = unsafe { super::simd::field_sum(p, eps2, s) } * (scale * qi);
-        }
-        return;
+        // SAFETY: AVX2 and FMA are present (checked above); `s` is padded to LANES.
+        return unsafe { super::simd::field_sum(p, eps2, s) };
     }
+    field_sum_portable(p, eps2, s)
+}
+
+fn block(targets: &[Vec3], q: &[Real], scale: Real, eps2: Real, s: &Soa, out: &mut [Vec3]) {
     for ((o, &p), &qi) in out.iter_mut().zip(targets).zip(q) {
-        *o = field_sum_portable(p, eps2, s) * (scale * qi);
+        *o = field_sum(p, eps2, s) * (scale * qi);
     }
 }
 
@@ -99,6 +103,31 @@ impl FieldSolver for DirectSum {
             .zip(x.par_chunks(TARGET_BLOCK).zip(q.par_chunks(TARGET_BLOCK)))
             .for_each(|(o, (xt, qt))| block(xt, qt, k_c, eps * eps, soa, o));
         Ok(())
+    }
+}
+
+impl DirectSum {
+    /// The exact force (N) on the vertices listed in `targets` only, from all charges: an
+    /// `O(k n)` reference for spot-checking approximations on systems too large for the full
+    /// `O(n²)` sum. `out[t]` is the force on vertex `targets[t]`.
+    ///
+    /// # Panics
+    /// If `x` and `q` differ in length, `out.len() != targets.len()`, or a target is out of range.
+    pub fn forces_on(
+        &mut self,
+        x: &[Vec3],
+        q: &[Real],
+        k_c: Real,
+        eps: Real,
+        targets: &[usize],
+        out: &mut [Vec3],
+    ) {
+        assert!(x.len() == q.len() && out.len() == targets.len());
+        self.soa.load(x, q);
+        let soa = &self.soa;
+        out.par_iter_mut().zip(targets.par_iter()).for_each(|(o, &i)| {
+            *o = field_sum(x[i], eps * eps, soa) * (k_c * q[i]);
+        });
     }
 }
 

@@ -99,7 +99,7 @@ impl System {
         }
         params.validate()?;
         let springs = Springs::new(positions, springs, stiffness)?;
-        let field = make_solver(params.coulomb, n)?;
+        let field = make_solver(params.coulomb, n, params.grid_points)?;
         let auto_softening = auto_softening(positions, &springs);
         let mut sys = System {
             mass: masses.to_vec(),
@@ -200,8 +200,9 @@ impl System {
     /// As [`SimParams::validate`]; the old parameters stay in force.
     pub fn set_params(&mut self, params: SimParams) -> Result<()> {
         params.validate()?;
-        if params.coulomb.resolve(self.n_vertices()) != self.field.method() {
-            self.field = make_solver(params.coulomb, self.n_vertices())?;
+        let method = params.coulomb.resolve(self.n_vertices());
+        if method != self.field.method() || params.grid_points != self.params.grid_points {
+            self.field = make_solver(params.coulomb, self.n_vertices(), params.grid_points)?;
         }
         if params.time_step != self.params.time_step {
             self.global_stale = true;

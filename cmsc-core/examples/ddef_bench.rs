@@ -1,0 +1,76 @@
+//! DDEF against the direct sum in the same run: time per stage, speed-up and relative L2 error,
+//! for torus-surface point sets of n = 10K, 100K (and 1M with `--large`), m = 1K and 10K.
+//! The direct sum is timed in full up to 100K; at 1M it is timed and checked on 2,000 sampled
+//! targets and its full time extrapolated (n/2000 × the sampled time).
+//!
+//! Run: `cargo run --release -p cmsc-core --example ddef_bench [-- --large] [--n 5000,20000] [--m 1000,3000]`
+
+use std::time::Instant;
+
+use cmsc_core::coulomb::{Ddef, DirectSum, FieldSolver};
+use cmsc_core::{shapes, Real, Vec3, COULOMB_CONSTANT as KC};
+
+fn torus_points(n: usize) -> Vec<Vec3> {
+    let v = ((n as f64 / 5.0).sqrt()).round() as u32; // tube segments; u = 5v around
+    shapes::torus(5 * v, v, 1.0, 0.3).positions
+}
+
+fn main() {
+    let large = std::env::args().any(|a| a == "--large");
+    let threads = rayon::current_num_threads();
+    println!("threads: {threads}");
+    println!(
+        "| n | m | grid | tetra | locate | gather | near | DDEF total | direct | speed-up | rel. L2 error |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let custom: Option<Vec<usize>> = std::env::args()
+        .skip_while(|a| a != "--n")
+        .nth(1)
+        .map(|list| list.split(',').map(|v| v.parse().expect("--n takes a comma-separated list")).collect());
+    let sizes =
+        custom.unwrap_or(if large { vec![10_000, 100_000, 1_000_000] } else { vec![10_000, 100_000] });
+    let grids: Vec<u32> = std::env::args()
+        .skip_while(|a| a != "--m")
+        .nth(1)
+        .map(|list| list.split(',').map(|v| v.parse().expect("--m takes a comma-separated list")).collect())
+        .unwrap_or(vec![1000, 10_000]);
+    for &n in &sizes {
+        let x = torus_points(n);
+        let n = x.len();
+        let q: Vec<Real> = (0..n).map(|i| if i % 5 == 0 { -1e-6 } else { 1e-6 }).collect();
+        let eps = 1e-6;
+        let sampled = n > 200_000;
+        let targets: Vec<usize> =
+            if sampled { (0..2000).map(|k| k * (n / 2000)).collect() } else { (0..n).collect() };
+        let mut direct = DirectSum::default();
+        let mut exact = vec![Vec3::zeros(); targets.len()];
+        let t = Instant::now();
+        direct.forces_on(&x, &q, KC, eps, &targets, &mut exact);
+        let direct_s = t.elapsed().as_secs_f64() * (n as f64 / targets.len() as f64);
+        for &m in &grids {
+            let mut ddef = Ddef::new(m);
+            let mut out = vec![Vec3::zeros(); n];
+            ddef.forces(&x, &q, KC, eps, &mut out).unwrap(); // first call builds the grid
+            let first = ddef.timings();
+            let t = Instant::now();
+            ddef.forces(&x, &q, KC, eps, &mut out).unwrap(); // a step: grid reused, warm walks
+            let ddef_s = t.elapsed().as_secs_f64();
+            let s = ddef.timings();
+            let num: Real = targets.iter().zip(&exact).map(|(&i, e)| (out[i] - e).norm_squared()).sum();
+            let den: Real = exact.iter().map(|e| e.norm_squared()).sum();
+            println!(
+                "| {n} | {m} | {:.1} ms | {:.1} ms (first call) | {:.1} ms | {:.1} ms | {:.1} ms | {:.3} s | {:.2} s{} | {:.1}× | {:.4} |",
+                s.grid * 1e3,
+                first.tetrahedralize * 1e3,
+                s.locate * 1e3,
+                s.gather * 1e3,
+                s.near * 1e3,
+                ddef_s,
+                direct_s,
+                if sampled { " (extrapolated)" } else { "" },
+                direct_s / ddef_s,
+                (num / den).sqrt()
+            );
+        }
+    }
+}
