@@ -56,7 +56,7 @@ pub use counters::StepTimings;
 pub use energy::Energies;
 pub use error::{Error, Result};
 pub use fields::{ExternalField, PointCharge};
-pub use linsolve::GlobalSolver;
+pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
 pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
 pub use system::{

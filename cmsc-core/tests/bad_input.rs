@@ -37,6 +37,9 @@ fn bad_meshes_are_rejected_with_the_argument_named() {
         (create(&two(), &[1.0; 2], &[[0, 1]], &[-1.0], p()), "stiffness"),
         (create(&two(), &[1.0; 2], &[[0, 1]], &[f64::NAN], p()), "stiffness"),
         (create(&[Vec3::zeros(); 2], &[1.0; 2], &[[0, 1]], &[1.0], p()), "springs"),
+        // finite but absurd: h² k / m ≈ 7e19 makes M + h²L singular in f64 (found by fuzzing)
+        (create(&two(), &[1.0; 2], &[[0, 1]], &[1e24], p()), "stiffness"),
+        (create(&two(), &[1.0; 2], &[[0, 1]], &[100.0], SimParams { time_step: 1e8, ..p() }), "stiffness"),
     ];
     for (i, (result, name)) in cases.into_iter().enumerate() {
         assert_eq!(arg_name(result.err().unwrap_or_else(|| panic!("case {i} accepted"))), name, "case {i}");
@@ -87,6 +90,9 @@ fn bad_edits_are_rejected_and_change_nothing() {
         sys.set_velocities(&[nan, Vec3::zeros()]).unwrap_err(),
         sys.set_masses(&[1.0, 0.0]).unwrap_err(),
         sys.set_stiffness(&[f64::NAN]).unwrap_err(),
+        sys.set_stiffness(&[1e30]).unwrap_err(),
+        sys.set_masses(&[1e-30, 1.0]).unwrap_err(),
+        sys.set_params(SimParams { time_step: 1e9, ..SimParams::default() }).unwrap_err(),
         sys.set_pins(&[2]).unwrap_err(),
         sys.set_pins(&[1, 1]).unwrap_err(),
         sys.set_pin_targets(&[Vec3::zeros()]).unwrap_err(),

@@ -13,7 +13,7 @@ use crate::counters::StepTimings;
 use crate::energy::Energies;
 use crate::error::{Error, Result};
 use crate::fields::{gravity_energy, ExternalField};
-use crate::linsolve::GlobalSolver;
+use crate::linsolve::{check_conditioning, GlobalSolver};
 use crate::math::{is_finite3, Real, Vec3};
 use crate::springs::{spring_energy, Springs};
 
@@ -75,7 +75,8 @@ impl System {
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty mesh, length mismatches, non-finite positions,
     /// masses that are not finite and positive, springs that are out of range, self-loops or of
-    /// zero length, negative stiffness, or invalid parameters. [`Error::Factorization`] if
+    /// zero length, negative stiffness, invalid parameters, or a stiffness-to-mass ratio
+    /// `h² k / m` above [`crate::MAX_STIFFNESS_MASS_RATIO`]. [`Error::Factorization`] if
     /// `M + h²L` cannot be factored.
     pub fn new(
         positions: &[Vec3],
@@ -99,6 +100,7 @@ impl System {
         }
         params.validate()?;
         let springs = Springs::new(positions, springs, stiffness)?;
+        check_conditioning(masses, &springs, params.time_step)?;
         let field = make_solver(params.coulomb, n, params.grid_points)?;
         let auto_softening = auto_softening(positions, &springs);
         let mut sys = System {
@@ -200,6 +202,7 @@ impl System {
     /// As [`SimParams::validate`]; the old parameters stay in force.
     pub fn set_params(&mut self, params: SimParams) -> Result<()> {
         params.validate()?;
+        check_conditioning(&self.mass, &self.springs, params.time_step)?;
         let method = params.coulomb.resolve(self.n_vertices());
         if method != self.field.method() || params.grid_points != self.params.grid_points {
             self.field = make_solver(params.coulomb, self.n_vertices(), params.grid_points)?;
@@ -256,6 +259,7 @@ impl System {
         if let Some(i) = masses.iter().position(|m| !(m.is_finite() && *m > 0.0)) {
             return Err(Error::invalid("masses", Some(i), "is not a finite mass > 0 kg"));
         }
+        check_conditioning(masses, &self.springs, self.params.time_step)?;
         self.mass.copy_from_slice(masses);
         self.global_stale = true;
         Ok(())
@@ -266,7 +270,10 @@ impl System {
     /// # Errors
     /// [`Error::InvalidArgument`] on a length mismatch or a negative or non-finite value.
     pub fn set_stiffness(&mut self, stiffness: &[Real]) -> Result<()> {
-        self.springs.set_stiffness(stiffness)?;
+        let mut springs = self.springs.clone();
+        springs.set_stiffness(stiffness)?;
+        check_conditioning(&self.mass, &springs, self.params.time_step)?;
+        self.springs = springs;
         self.global_stale = true;
         Ok(())
     }
