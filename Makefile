@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo test lint doc unit ctest header bench toolchain clean
+.PHONY: all demo test lint doc unit ctest header bench fuzz toolchain clean
 
 all: demo
 
@@ -46,6 +46,13 @@ header:
 ## bench: criterion benchmarks (see cmsc-core/benches/); CMSC_BENCH_LARGE=1 adds n = 100K steps
 bench:
 	$(CARGO) bench -p cmsc-core
+
+## fuzz: libFuzzer over the C ABI (fuzz/fuzz_targets/create_step.rs) for FUZZ_SECONDS (default
+## 600). cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.
+FUZZ_SECONDS ?= 600
+fuzz:
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run create_step -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096
 
 clean:
 	$(CARGO) clean
