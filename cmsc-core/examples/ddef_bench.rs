@@ -3,11 +3,12 @@
 //! The direct sum is timed in full up to 100K; at 1M it is timed and checked on 2,000 sampled
 //! targets and its full time extrapolated (n/2000 × the sampled time).
 //!
-//! Run: `cargo run --release -p cmsc-core --example ddef_bench [-- --large] [--n 5000,20000] [--m 1000,3000]`
+//! Run: `cargo run --release -p cmsc-core --example ddef_bench [-- --large] [--n 5000,20000] [--m 1000,3000] [--face]`
+//! (`--face`: near sets of face neighbours only, instead of the default one-ring).
 
 use std::time::Instant;
 
-use cmsc_core::coulomb::{Ddef, DirectSum, FieldSolver};
+use cmsc_core::coulomb::{Ddef, DirectSum, FieldSolver, Neighborhood};
 use cmsc_core::{shapes, Real, Vec3, COULOMB_CONSTANT as KC};
 
 fn torus_points(n: usize) -> Vec<Vec3> {
@@ -34,6 +35,9 @@ fn main() {
         .nth(1)
         .map(|list| list.split(',').map(|v| v.parse().expect("--m takes a comma-separated list")).collect())
         .unwrap_or(vec![1000, 10_000]);
+    let neighborhood =
+        if std::env::args().any(|a| a == "--face") { Neighborhood::Face } else { Neighborhood::Ring };
+    println!("near sets: {neighborhood:?}");
     for &n in &sizes {
         let x = torus_points(n);
         let n = x.len();
@@ -48,7 +52,7 @@ fn main() {
         direct.forces_on(&x, &q, KC, eps, &targets, &mut exact);
         let direct_s = t.elapsed().as_secs_f64() * (n as f64 / targets.len() as f64);
         for &m in &grids {
-            let mut ddef = Ddef::new(m);
+            let mut ddef = Ddef::new(m).with_neighborhood(neighborhood);
             let mut out = vec![Vec3::zeros(); n];
             ddef.forces(&x, &q, KC, eps, &mut out).unwrap(); // first call builds the grid
             let first = ddef.timings();

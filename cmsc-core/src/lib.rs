@@ -51,7 +51,7 @@ pub mod step;
 mod system;
 
 pub use collision::{Colliders, Sphere};
-pub use coulomb::{FieldMethod, FieldSolver};
+pub use coulomb::{FieldMethod, FieldSolver, Neighborhood};
 pub use counters::StepTimings;
 pub use energy::Energies;
 pub use error::{Error, Result};

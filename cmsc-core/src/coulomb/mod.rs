@@ -86,14 +86,20 @@ impl FieldSolver for NoField {
     }
 }
 
-/// Creates the backend for `method` on `n` vertices (`grid_points` is DDEF's `m`).
+/// Creates the backend for `method` on `n` vertices (`grid_points` is DDEF's `m`, `near` its
+/// near-set definition).
 ///
 /// # Errors
 /// None today; kept fallible because device backends can fail to start.
-pub fn make_solver(method: FieldMethod, n: usize, grid_points: u32) -> Result<Box<dyn FieldSolver>> {
+pub fn make_solver(
+    method: FieldMethod,
+    n: usize,
+    grid_points: u32,
+    near: Neighborhood,
+) -> Result<Box<dyn FieldSolver>> {
     Ok(match method.resolve(n) {
         FieldMethod::Off => Box::new(NoField),
-        FieldMethod::Ddef => Box::new(Ddef::new(grid_points)),
+        FieldMethod::Ddef => Box::new(Ddef::new(grid_points).with_neighborhood(near)),
         FieldMethod::Direct | FieldMethod::Auto => Box::new(DirectSum::default()),
     })
 }

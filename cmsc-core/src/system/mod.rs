@@ -101,7 +101,7 @@ impl System {
         params.validate()?;
         let springs = Springs::new(positions, springs, stiffness)?;
         check_conditioning(masses, &springs, params.time_step)?;
-        let field = make_solver(params.coulomb, n, params.grid_points)?;
+        let field = make_solver(params.coulomb, n, params.grid_points, params.ddef_near)?;
         let auto_softening = auto_softening(positions, &springs);
         let mut sys = System {
             mass: masses.to_vec(),
@@ -204,8 +204,11 @@ impl System {
         params.validate()?;
         check_conditioning(&self.mass, &self.springs, params.time_step)?;
         let method = params.coulomb.resolve(self.n_vertices());
-        if method != self.field.method() || params.grid_points != self.params.grid_points {
-            self.field = make_solver(params.coulomb, self.n_vertices(), params.grid_points)?;
+        let grid_changed =
+            params.grid_points != self.params.grid_points || params.ddef_near != self.params.ddef_near;
+        if method != self.field.method() || grid_changed {
+            self.field =
+                make_solver(params.coulomb, self.n_vertices(), params.grid_points, params.ddef_near)?;
         }
         if params.time_step != self.params.time_step {
             self.global_stale = true;

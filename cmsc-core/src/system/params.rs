@@ -1,6 +1,6 @@
 //! Simulation parameters, in SI units, with validation.
 
-use crate::coulomb::FieldMethod;
+use crate::coulomb::{FieldMethod, Neighborhood};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -60,6 +60,9 @@ pub struct SimParams {
     pub coulomb: FieldMethod,
     /// DDEF grid size `m` (number of Halton points); used by the DDEF method.
     pub grid_points: u32,
+    /// DDEF near sets: [`Neighborhood::Ring`] (default; error ≈ 0.01) or the faster
+    /// [`Neighborhood::Face`] (error ≈ 0.03; 2.5× faster at n = 64K).
+    pub ddef_near: Neighborhood,
     /// The time integrator.
     pub integrator: Integrator,
     /// Height `z` (m) of a ground plane that vertices cannot go below; `None` for no ground.
@@ -85,6 +88,7 @@ impl Default for SimParams {
             coulomb_constant: COULOMB_CONSTANT,
             coulomb: FieldMethod::Auto,
             grid_points: 1000,
+            ddef_near: Neighborhood::Ring,
             integrator: Integrator::Imex,
             ground_height: None,
             friction: 0.0,

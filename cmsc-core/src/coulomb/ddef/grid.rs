@@ -24,7 +24,9 @@ pub enum Neighborhood {
     /// The vertices of `τ` and of the (at most 4) tets sharing a face with it: at most 8 points.
     Face,
     /// The vertices of every tet sharing at least a vertex with `τ` (the one-ring of `τ`'s
-    /// vertices): about 40–60 points. The default, chosen by the accuracy tests.
+    /// vertices): about 40–60 points. The default: relative error 0.004–0.018 for m ≥ 100 on the
+    /// test meshes, against 0.013–0.105 for [`Neighborhood::Face`], which is 2.5× faster at
+    /// n = 64K, m = 1K (`tests/ddef.rs`, `examples/ddef_bench.rs --face`).
     #[default]
     Ring,
 }
