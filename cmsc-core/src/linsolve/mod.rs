@@ -44,7 +44,7 @@ pub fn check_conditioning(mass: &[Real], springs: &Springs, h: Real) -> Result<(
     }
     for (i, (&m, &k)) in mass.iter().zip(&k_sum).enumerate() {
         let ratio = h * h * k / m;
-        if !(ratio <= MAX_STIFFNESS_MASS_RATIO) {
+        if ratio > MAX_STIFFNESS_MASS_RATIO || ratio.is_nan() {
             return Err(Error::invalid(
                 "stiffness",
                 Some(i),
