@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo test lint doc unit ctest header bench fuzz toolchain clean
+.PHONY: all demo test lint doc unit ctest header bench bench-fmm3d fuzz toolchain clean
 
 all: demo
 
@@ -46,6 +46,14 @@ header:
 ## bench: criterion benchmarks (see cmsc-core/benches/); CMSC_BENCH_LARGE=1 adds n = 100K steps
 bench:
 	$(CARGO) bench -p cmsc-core
+
+## bench-fmm3d: cmsc direct and DDEF vs FMM3D (fmm3dpy) on the same points, via the C ABI;
+## writes out/bench/fmm3d_compare.md. Installs numpy + fmm3dpy into .venv-bench.
+bench-fmm3d:
+	test -x .venv-bench/bin/python || python3 -m venv .venv-bench
+	.venv-bench/bin/pip install -q -r tests/bench/requirements.txt
+	$(CARGO) build --release -p cmsc-ffi
+	.venv-bench/bin/python tests/bench/fmm3d_compare.py --n 10000,100000 --threads 1,2
 
 ## fuzz: libFuzzer over the C ABI (fuzz/fuzz_targets/create_step.rs) for FUZZ_SECONDS (default
 ## 600). cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.
