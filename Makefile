@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo test lint doc unit ctest header bench bench-fmm3d fuzz toolchain clean
+.PHONY: all demo test lint doc unit ctest pytest header bench bench-fmm3d fuzz toolchain clean
 
 all: demo
 
@@ -19,7 +19,7 @@ demo: toolchain
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier
-test: lint doc unit ctest
+test: lint doc unit ctest pytest
 
 lint: toolchain
 	$(CARGO) fmt --all -- --check
@@ -38,6 +38,17 @@ ctest:
 	$(CC) -std=c99 -Wall -Wextra -Werror -Iinclude tests/c/smoke.c -Ltarget/debug -lcmsc -lm \
 		-Wl,-rpath,$(CURDIR)/target/debug -o target/c/smoke
 	./target/c/smoke
+
+## pytest: the add-on's pure-Python package (ctypes binding, PC2 writer, mesh helpers) against
+## the built library, without Blender; numpy and pytest go into a local .venv
+.venv/.installed: tests/python/requirements.txt
+	test -x .venv/bin/python || python3 -m venv .venv
+	.venv/bin/pip install -q -r tests/python/requirements.txt
+	touch $@
+
+pytest: .venv/.installed
+	$(CARGO) build -p cmsc-ffi
+	CMSC_LIB=$(CURDIR)/target/debug/libcmsc.so .venv/bin/python -m pytest -q tests/python
 
 ## header: regenerate include/cmsc.h with the pinned cbindgen (the tests fail when it is stale)
 header:

@@ -269,6 +269,10 @@ const char *cmsc_last_error(void);
 // The library version, e.g. "0.1.0" (static storage, never NULL, never freed).
 const char *cmsc_version(void);
 
+// The C ABI version this library implements (`CMSC_ABI_VERSION` of the header it was built
+// with): wrappers that load the library at run time compare it with the version they expect.
+uint32_t cmsc_abi_version(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

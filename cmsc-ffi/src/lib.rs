@@ -21,4 +21,4 @@ pub use handle::CmscSim;
 pub use params::{cmsc_params_default, CmscEnergies, CmscParams};
 pub use sim::*;
 pub use status::{cmsc_last_error, CmscCoulomb, CmscIntegrator, CmscStatus};
-pub use version::{cmsc_version, CMSC_ABI_VERSION};
+pub use version::{cmsc_abi_version, cmsc_version, CMSC_ABI_VERSION};

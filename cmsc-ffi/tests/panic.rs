@@ -41,4 +41,5 @@ fn version_strings() {
     // SAFETY: static NUL-terminated string.
     let v = unsafe { std::ffi::CStr::from_ptr(cmsc_version()) }.to_str().unwrap();
     assert_eq!(v, env!("CARGO_PKG_VERSION"));
+    assert_eq!(cmsc_abi_version(), CMSC_ABI_VERSION);
 }

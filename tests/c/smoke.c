@@ -28,7 +28,7 @@ int main(void) {
     CHECK(p.coulomb == CMSC_COULOMB_AUTO && p.integrator == CMSC_INTEGRATOR_IMEX);
     CHECK(isinf(p.ground_height) && p.ground_height < 0.0);
     CHECK(strcmp(cmsc_version(), CMSC_VERSION_STRING) == 0);
-    CHECK(CMSC_ABI_VERSION == 1);
+    CHECK(CMSC_ABI_VERSION == 1 && cmsc_abi_version() == CMSC_ABI_VERSION);
 
     /* Two charges 0.5 m apart, no springs: Coulomb's law through the ABI. */
     {

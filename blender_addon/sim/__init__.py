@@ -1,0 +1,19 @@
+"""cmsc's pure-Python layer: the ctypes binding of libcmsc, typed errors, parameters, the
+`Simulation` handle, mesh-to-array helpers and cache writers. Nothing here imports `bpy`
+(a test enforces it), so all of it runs and is tested without Blender."""
+
+from .errors import CmscError, DivergedError, InternalError, InvalidArgumentError, UnavailableError
+from .params import CoulombMethod, Integrator, SimParams
+from .simulation import Simulation
+
+__all__ = [
+    "CmscError",
+    "CoulombMethod",
+    "DivergedError",
+    "Integrator",
+    "InternalError",
+    "InvalidArgumentError",
+    "SimParams",
+    "Simulation",
+    "UnavailableError",
+]

@@ -1,0 +1,113 @@
+"""Finds and loads libcmsc with ctypes, declares every symbol once, and turns statuses into
+exceptions. The add-on loads the library only from its own `lib/` folder; tests pass the path
+of a freshly built `target/` library explicitly."""
+
+import ctypes
+import os
+import threading
+
+from .errors import BY_STATUS, CmscError, LibraryError
+
+#: The C ABI version this wrapper is written against (CMSC_ABI_VERSION of include/cmsc.h).
+ABI_VERSION = 1
+
+LIB_NAME = "libcmsc.so"
+
+
+class CmscParams(ctypes.Structure):
+    """Mirror of `CmscParams` (field order fixed by the C ABI v1)."""
+
+    _fields_ = [
+        ("time_step", ctypes.c_double),
+        ("iterations", ctypes.c_uint32),
+        ("damping", ctypes.c_double),
+        ("gravity", ctypes.c_double * 3),
+        ("coulomb_constant", ctypes.c_double),
+        ("coulomb", ctypes.c_uint32),
+        ("grid_points", ctypes.c_uint32),
+        ("integrator", ctypes.c_uint32),
+        ("ground_height", ctypes.c_double),
+        ("friction", ctypes.c_double),
+    ]
+
+
+class CmscEnergies(ctypes.Structure):
+    """Mirror of `CmscEnergies`."""
+
+    _fields_ = [(name, ctypes.c_double) for name in ("kinetic", "spring", "coulomb", "external", "total")]
+
+
+_sim = ctypes.c_void_p
+_dptr = ctypes.POINTER(ctypes.c_double)
+_uptr = ctypes.POINTER(ctypes.c_uint32)
+_size = ctypes.c_size_t
+_status = ctypes.c_int
+
+#: name -> (restype, argtypes): the one table of every symbol used.
+SIGNATURES = {
+    "cmsc_params_default": (None, [ctypes.POINTER(CmscParams)]),
+    "cmsc_create": (_status, [_dptr, _size, _dptr, _uptr, _size, _dptr, ctypes.POINTER(CmscParams), ctypes.POINTER(_sim)]),
+    "cmsc_step": (_status, [_sim, ctypes.c_uint32]),
+    "cmsc_set_charges": (_status, [_sim, _dptr, _size]),
+    "cmsc_get_positions": (_status, [_sim, _dptr, _size]),
+    "cmsc_set_positions": (_status, [_sim, _dptr, _size]),
+    "cmsc_get_velocities": (_status, [_sim, _dptr, _size]),
+    "cmsc_set_velocities": (_status, [_sim, _dptr, _size]),
+    "cmsc_set_pins": (_status, [_sim, _uptr, _size]),
+    "cmsc_set_pin_targets": (_status, [_sim, _dptr, _size]),
+    "cmsc_set_external_charges": (_status, [_sim, _dptr, _dptr, _size]),
+    "cmsc_set_uniform_field": (_status, [_sim, _dptr]),
+    "cmsc_set_sphere_colliders": (_status, [_sim, _dptr, _dptr, _size]),
+    "cmsc_coulomb_forces": (_status, [_sim, _dptr, _size]),
+    "cmsc_energies": (_status, [_sim, ctypes.POINTER(CmscEnergies)]),
+    "cmsc_last_error": (ctypes.c_char_p, []),
+    "cmsc_version": (ctypes.c_char_p, []),
+    "cmsc_abi_version": (ctypes.c_uint32, []),
+    "cmsc_destroy": (None, [_sim]),
+}
+
+_lock = threading.Lock()
+_loaded = {}
+
+
+def load(path):
+    """Loads the library at `path` (once per path), declares its symbols and checks its ABI.
+
+    Raises LibraryError when the file is missing, cannot be loaded, lacks a symbol, or was built
+    for another ABI version.
+    """
+    path = os.path.abspath(path)
+    with _lock:
+        if path in _loaded:
+            return _loaded[path]
+        if not os.path.isfile(path):
+            raise LibraryError(f"cmsc library not found at {path}")
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise LibraryError(f"cannot load {path}: {e}") from e
+        for name, (restype, argtypes) in SIGNATURES.items():
+            try:
+                fn = getattr(lib, name)
+            except AttributeError as e:
+                raise LibraryError(f"{path} lacks `{name}`: not a cmsc library of ABI {ABI_VERSION}") from e
+            fn.restype = restype
+            fn.argtypes = argtypes
+        found = lib.cmsc_abi_version()
+        if found != ABI_VERSION:
+            raise LibraryError(f"{path} implements cmsc ABI {found}, this add-on needs ABI {ABI_VERSION}")
+        _loaded[path] = lib
+        return lib
+
+
+def addon_library_path():
+    """The library shipped inside the add-on: `<add-on>/lib/libcmsc.so`."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib", LIB_NAME)
+
+
+def check(lib, status):
+    """Raises the exception of a non-zero status, with the library's message."""
+    if status == 0:
+        return
+    message = lib.cmsc_last_error().decode("utf-8", "replace")
+    raise BY_STATUS.get(status, CmscError)(message)

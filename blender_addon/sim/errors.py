@@ -1,0 +1,38 @@
+"""Exceptions, one per CmscStatus value of the C ABI (include/cmsc.h)."""
+
+
+class CmscError(Exception):
+    """A cmsc call failed; the message is the library's `cmsc_last_error()`."""
+
+    status = None
+
+
+class InvalidArgumentError(CmscError, ValueError):
+    """CMSC_INVALID_ARGUMENT: an input was rejected; nothing changed."""
+
+    status = 1
+
+
+class DivergedError(CmscError):
+    """CMSC_DIVERGED: a step produced non-finite state; the simulation kept its last good step."""
+
+    status = 2
+
+
+class UnavailableError(CmscError):
+    """CMSC_UNAVAILABLE: the requested method (e.g. a GPU one) is not available."""
+
+    status = 3
+
+
+class InternalError(CmscError):
+    """CMSC_INTERNAL: a bug in cmsc; the handle may be unusable for changes."""
+
+    status = 4
+
+
+BY_STATUS = {cls.status: cls for cls in (InvalidArgumentError, DivergedError, UnavailableError, InternalError)}
+
+
+class LibraryError(CmscError):
+    """The native library could not be found or loaded, or has the wrong ABI version."""

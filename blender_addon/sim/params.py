@@ -1,0 +1,79 @@
+"""Simulation parameters as a typed dataclass mirroring the C struct `CmscParams`."""
+
+import enum
+import math
+from dataclasses import dataclass, field
+
+from .errors import InvalidArgumentError
+
+
+class CoulombMethod(enum.IntEnum):
+    """`CmscCoulomb` values."""
+
+    OFF = 0
+    DIRECT = 1
+    DDEF = 2
+    DDEF_GPU = 3
+    DIRECT_GPU = 4
+    AUTO = 5
+
+
+class Integrator(enum.IntEnum):
+    """`CmscIntegrator` values."""
+
+    IMEX = 0
+    VERLET = 1
+
+
+@dataclass
+class SimParams:
+    """Parameters in SI units; defaults equal `cmsc_params_default`."""
+
+    time_step: float = 1.0 / 120.0  # h, s
+    iterations: int = 10  # local/global iterations per step
+    damping: float = 0.0  # 0..1
+    gravity: tuple = field(default=(0.0, 0.0, -9.81))  # m/s^2
+    coulomb_constant: float = 8.9875517923e9  # N m^2 / C^2
+    coulomb: CoulombMethod = CoulombMethod.AUTO
+    grid_points: int = 1000  # DDEF m
+    integrator: Integrator = Integrator.IMEX
+    ground_height: float = -math.inf  # m; -inf = no ground
+    friction: float = 0.0  # 0..1
+
+    def validate(self):
+        """Raises InvalidArgumentError naming the first bad field (the library checks again)."""
+        finite = math.isfinite
+        if not (finite(self.time_step) and self.time_step > 0):
+            raise InvalidArgumentError(f"time_step must be finite and > 0 s, got {self.time_step}")
+        if not 1 <= int(self.iterations) <= 100_000:
+            raise InvalidArgumentError(f"iterations must be in 1..100000, got {self.iterations}")
+        for name in ("damping", "friction"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise InvalidArgumentError(f"{name} must be in [0, 1], got {value}")
+        if len(self.gravity) != 3 or not all(finite(g) for g in self.gravity):
+            raise InvalidArgumentError(f"gravity must be 3 finite numbers, got {self.gravity}")
+        if not (finite(self.coulomb_constant) and self.coulomb_constant >= 0):
+            raise InvalidArgumentError(f"coulomb_constant must be finite and >= 0, got {self.coulomb_constant}")
+        if not 1 <= int(self.grid_points) <= 10_000_000:
+            raise InvalidArgumentError(f"grid_points must be in 1..10000000, got {self.grid_points}")
+        CoulombMethod(self.coulomb)
+        Integrator(self.integrator)
+        if self.ground_height == math.inf:
+            raise InvalidArgumentError("ground_height must be finite, or -inf for no ground")
+
+    def to_c(self, struct_type):
+        """The C struct (`_native.CmscParams`) holding these values."""
+        self.validate()
+        c = struct_type()
+        c.time_step = self.time_step
+        c.iterations = int(self.iterations)
+        c.damping = self.damping
+        c.gravity[:] = [float(g) for g in self.gravity]
+        c.coulomb_constant = self.coulomb_constant
+        c.coulomb = int(self.coulomb)
+        c.grid_points = int(self.grid_points)
+        c.integrator = int(self.integrator)
+        c.ground_height = self.ground_height
+        c.friction = self.friction
+        return c

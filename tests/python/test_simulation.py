@@ -1,0 +1,116 @@
+"""The ctypes binding against the real library: physics through the wrapper, errors as typed
+exceptions, lifetime rules."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sim import (
+    CmscError,
+    CoulombMethod,
+    DivergedError,
+    Integrator,
+    InvalidArgumentError,
+    SimParams,
+    Simulation,
+    UnavailableError,
+)
+from sim import _native
+from sim.errors import LibraryError
+
+KC = 8.9875517923e9
+
+
+def two_charges(lib_path, **params):
+    x = np.array([[0.0, 0.0, 0.0], [0.3, 0.4, 0.0]])
+    p = SimParams(gravity=(0.0, 0.0, 0.0), coulomb=CoulombMethod.DIRECT, **params)
+    return Simulation(lib_path, x, [1.0, 2.0], np.zeros((0, 2)), [], p)
+
+
+def test_coulombs_law_and_momentum(lib_path):
+    with two_charges(lib_path) as s:
+        s.set_charges([3e-6, -5e-6])
+        f = s.coulomb_forces()
+        expected = KC * 3e-6 * 5e-6 / 0.25
+        assert np.linalg.norm(f[0]) == pytest.approx(expected, rel=1e-5)
+        assert np.allclose(f[0] / np.linalg.norm(f[0]), [0.6, 0.8, 0.0])
+        s.step(50)
+        v = s.velocities
+        momentum = 1.0 * v[0] + 2.0 * v[1]
+        assert np.linalg.norm(momentum) < 1e-10 * np.linalg.norm(v[0])
+        assert s.energies()["kinetic"] > 0
+
+
+def test_state_round_trip_and_pins(lib_path):
+    x = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float)
+    with Simulation(lib_path, x, [1, 1, 1], [[0, 1], [1, 2], [2, 0]], [10, 10, 10]) as s:
+        s.set_pins([0])
+        s.step(10)
+        assert np.array_equal(s.positions[0], x[0])
+        assert s.positions[1, 2] < 0  # the rest fell
+        s.set_pin_targets([[0.0, 0.0, 0.5]])
+        s.step()
+        assert np.array_equal(s.positions[0], [0.0, 0.0, 0.5])
+        s.positions = x
+        s.velocities = np.zeros((3, 3))
+        assert np.array_equal(s.positions, x) and not s.velocities.any()
+        s.set_external_charges([[5.0, 0, 0]], [1e-6])
+        s.set_uniform_field([0, 0, 100])
+        s.set_sphere_colliders([[0, 0, -10]], [1.0])
+
+
+def test_errors_are_typed_and_name_the_argument(lib_path):
+    x = np.array([[0, 0, 0], [1, 0, 0]], dtype=float)
+    with pytest.raises(InvalidArgumentError, match="masses"):
+        Simulation(lib_path, x, [1.0, -1.0], [[0, 1]], [1.0])
+    with pytest.raises(InvalidArgumentError, match="springs"):
+        Simulation(lib_path, x, [1.0, 1.0], [[0, 5]], [1.0])
+    with pytest.raises(InvalidArgumentError, match="time_step"):
+        Simulation(lib_path, x, [1.0, 1.0], [[0, 1]], [1.0], SimParams(time_step=0.0))
+    with pytest.raises(UnavailableError, match="CUDA"):
+        Simulation(lib_path, x, [1.0, 1.0], [[0, 1]], [1.0], SimParams(coulomb=CoulombMethod.DIRECT_GPU))
+    with two_charges(lib_path) as s:
+        with pytest.raises(InvalidArgumentError, match="index 1"):
+            s.set_charges([1e-6, math.nan])
+        with pytest.raises(InvalidArgumentError, match="shape"):
+            s.set_charges([1e-6])
+
+
+def test_divergence_keeps_the_last_good_state(lib_path):
+    x = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float)
+    p = SimParams(integrator=Integrator.VERLET, time_step=1.0, gravity=(0, 0, 0))
+    with Simulation(lib_path, x, [1e-3] * 3, [[0, 1], [1, 2], [2, 0]], [1e4] * 3, p) as s:
+        s.velocities = [[0, 0, 1], [0, 0, 0], [0, 0, 0]]
+        last = s.positions
+        for _ in range(1000):
+            try:
+                s.step()
+                last = s.positions
+            except DivergedError as e:
+                assert "diverged" in str(e)
+                assert np.array_equal(s.positions, last)
+                return
+        pytest.fail("never diverged")
+
+
+def test_closed_simulation_refuses_calls(lib_path):
+    s = two_charges(lib_path)
+    s.close()
+    s.close()  # idempotent
+    with pytest.raises(CmscError, match="closed"):
+        s.step()
+
+
+def test_library_loading_errors(tmp_path):
+    with pytest.raises(LibraryError, match="not found"):
+        _native.load(str(tmp_path / "missing.so"))
+    bogus = tmp_path / "libcmsc.so"
+    bogus.write_bytes(b"not an ELF file")
+    with pytest.raises(LibraryError, match="cannot load"):
+        _native.load(str(bogus))
+
+
+def test_abi_version_is_checked(lib_path):
+    lib = _native.load(lib_path)
+    assert lib.cmsc_abi_version() == _native.ABI_VERSION
