@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo test lint doc unit ctest pytest header bench bench-fmm3d fuzz toolchain clean
+.PHONY: all demo test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d fuzz toolchain clean
 
 all: demo
 
@@ -19,7 +19,7 @@ demo: toolchain
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier
-test: lint doc unit ctest pytest
+test: lint doc unit ctest pytest blender-test
 
 lint: toolchain
 	$(CARGO) fmt --all -- --check
@@ -49,6 +49,28 @@ ctest:
 pytest: .venv/.installed
 	$(CARGO) build -p cmsc-ffi
 	CMSC_LIB=$(CURDIR)/target/debug/libcmsc.so .venv/bin/python -m pytest -q tests/python
+
+## addon: dist/cmsc-<version>-linux-x86_64.zip, the add-on with libcmsc.so inside
+ADDON_ZIP := dist/cmsc-0.1.0-linux-x86_64.zip
+addon:
+	$(CARGO) build --release -p cmsc-ffi
+	rm -rf target/addon && mkdir -p target/addon/cmsc/lib dist
+	cp -r blender_addon/__init__.py blender_addon/blender_manifest.toml blender_addon/sim blender_addon/ui target/addon/cmsc/
+	cp target/release/libcmsc.so target/addon/cmsc/lib/
+	find target/addon -name __pycache__ -prune -exec rm -rf {} +
+	rm -f $(ADDON_ZIP) && cd target/addon && python3 -m zipfile -c ../../$(ADDON_ZIP) cmsc
+
+## blender-test: real Blender (bpy 4.5 LTS from PyPI in .venv-blender): install the zip as a
+## user would, build scenes, bake, check what Blender evaluates
+.venv-blender/.installed: tests/blender/requirements.txt
+	test -x .venv-blender/bin/python || python3 -m venv .venv-blender
+	.venv-blender/bin/pip install -q -r tests/blender/requirements.txt
+	touch $@
+
+blender-test: .venv-blender/.installed addon
+	rm -rf target/blender-user
+	cd tests/blender && BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-user CMSC_ADDON_ZIP=$(CURDIR)/$(ADDON_ZIP) \
+		$(CURDIR)/.venv-blender/bin/python -m pytest -q -p no:cacheprovider .
 
 ## header: regenerate include/cmsc.h with the pinned cbindgen (the tests fail when it is stale)
 header:

@@ -1,0 +1,86 @@
+"""The add-on's properties (names fixed by DESIGN.md, "The Blender add-on contract")."""
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+
+class CMSC_ChargeGroup(bpy.types.PropertyGroup):
+    """A vertex group carrying charge: a vertex's charge is Σ charge × weight."""
+
+    vertex_group: StringProperty(name="Vertex Group", description="Vertex group whose vertices carry the charge")
+    charge: FloatProperty(
+        name="Charge", description="Charge per unit weight, in microcoulombs (µC); animatable", default=1.0,
+        soft_min=-100.0, soft_max=100.0, precision=3,
+    )
+
+
+class CMSC_ObjectSettings(bpy.types.PropertyGroup):
+    """`Object.cmsc`: the charged mass-spring simulation of a mesh."""
+
+    enabled: BoolProperty(name="Enabled", default=False)
+    mass: FloatProperty(name="Mass", description="Mass of the whole object (kg)", default=1.0, min=1e-9, soft_max=100.0)
+    stiffness: FloatProperty(name="Stiffness", description="Edge spring stiffness (N/m)", default=100.0, min=0.0)
+    bending_stiffness: FloatProperty(name="Bending", description="Bending spring stiffness (N/m)", default=10.0, min=0.0)
+    damping: FloatProperty(name="Damping", description="Ether drag per step: 0 none, 1 all velocity removed", default=0.0, min=0.0, max=1.0)
+    substeps: IntProperty(name="Substeps", description="Time steps per frame", default=5, min=1, max=1000)
+    iterations: IntProperty(name="Iterations", description="Local/global iterations per step", default=10, min=1, max=1000)
+    coulomb_method: EnumProperty(
+        name="Coulomb",
+        items=[
+            ("AUTO", "Auto", "Exact below 20,000 vertices, DDEF above"),
+            ("DIRECT", "Direct", "Exact all-pairs sum"),
+            ("DDEF", "DDEF", "The paper's fast approximation (error about 1 %)"),
+            ("DDEF_GPU", "DDEF (GPU)", "DDEF with the far field on a CUDA GPU"),
+        ],
+        default="AUTO",
+    )
+    grid_points: IntProperty(name="Grid Points", description="DDEF grid size m", default=1000, min=10, max=10_000_000)
+    pin_group: StringProperty(name="Pin Group", description="Vertices of this group follow the object exactly")
+    frame_start: IntProperty(name="Start", default=1)
+    frame_end: IntProperty(name="End", default=250)
+    cache_format: EnumProperty(
+        name="Cache",
+        items=[("PC2", "PC2", "Point cache file read by a Mesh Cache modifier"), ("SHAPE_KEYS", "Shape Keys", "One shape key per frame")],
+        default="PC2",
+    )
+    cache_path: StringProperty(name="Cache Path", subtype="FILE_PATH", default="//cmsc_cache.pc2")
+    charge_groups: CollectionProperty(type=CMSC_ChargeGroup)
+    charge_group_index: IntProperty(name="Active Charge Group", default=0)
+
+
+class CMSC_ChargeSettings(bpy.types.PropertyGroup):
+    """`Object.cmsc_charge`: an external point charge moving with its object."""
+
+    enabled: BoolProperty(name="External Charge", default=False)
+    charge: FloatProperty(name="Charge", description="Charge in microcoulombs (µC); animatable", default=-1.0, precision=3)
+
+
+class CMSC_SceneSettings(bpy.types.PropertyGroup):
+    """`Scene.cmsc`: the scene's electric environment."""
+
+    field: FloatVectorProperty(name="Field", description="Uniform electric field (V/m); animatable", subtype="XYZ", size=3)
+    use_gravity: BoolProperty(name="Gravity", description="Use the scene's gravity", default=True)
+
+
+CLASSES = (CMSC_ChargeGroup, CMSC_ObjectSettings, CMSC_ChargeSettings, CMSC_SceneSettings)
+
+
+def attach():
+    bpy.types.Object.cmsc = PointerProperty(type=CMSC_ObjectSettings)
+    bpy.types.Object.cmsc_charge = PointerProperty(type=CMSC_ChargeSettings)
+    bpy.types.Scene.cmsc = PointerProperty(type=CMSC_SceneSettings)
+
+
+def detach():
+    del bpy.types.Scene.cmsc
+    del bpy.types.Object.cmsc_charge
+    del bpy.types.Object.cmsc

@@ -1,0 +1,142 @@
+"""Build scenes by script, bake, and check what Blender then evaluates."""
+
+import os
+
+import bpy
+import numpy as np
+import pytest
+
+
+def read_pc2(path):
+    head = np.fromfile(path, dtype=np.uint8, count=32).tobytes()
+    assert head[:12] == b"POINTCACHE2\0"
+    points, samples = np.frombuffer(head[16:20], "<i4")[0], np.frombuffer(head[28:32], "<i4")[0]
+    data = np.fromfile(path, dtype="<f4", offset=32)
+    assert data.size == samples * points * 3, "sample count in the header matches the data"
+    return data.reshape(samples, points, 3)
+
+
+def evaluated_coords(obj):
+    dg = bpy.context.evaluated_depsgraph_get()
+    me = obj.evaluated_get(dg).data
+    co = np.empty(3 * len(me.vertices))
+    me.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+@pytest.fixture
+def scene(tmp_path):
+    """An empty scene, restored afterwards; gravity off, 24 fps."""
+    sc = bpy.context.scene
+    for o in list(sc.objects):
+        bpy.data.objects.remove(o)
+    sc.cmsc.use_gravity = False
+    sc.cmsc.field = (0.0, 0.0, 0.0)
+    sc.render.fps = 24
+    yield sc, tmp_path
+    for o in list(sc.objects):
+        bpy.data.objects.remove(o)
+
+
+def charged_sphere(tmp_path, name="ball", charge=1.0, frames=10):
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5)
+    obj = bpy.context.active_object
+    obj.name = name
+    group = obj.vertex_groups.new(name="all")
+    group.add(list(range(len(obj.data.vertices))), 1.0, "REPLACE")
+    s = obj.cmsc
+    s.enabled = True
+    s.mass = 0.05
+    s.stiffness = 20.0
+    s.bending_stiffness = 2.0
+    s.substeps = 2
+    s.frame_start, s.frame_end = 1, frames
+    s.cache_path = str(tmp_path / f"{name}.pc2")
+    bpy.ops.cmsc.charge_group_add()
+    s.charge_groups[0].charge = charge
+    return obj
+
+
+def test_contract_names_are_registered():
+    for prop in ("cmsc", "cmsc_charge"):
+        assert hasattr(bpy.types.Object, prop)
+    assert hasattr(bpy.types.Scene, "cmsc")
+    for op in ("bake", "free_bake", "charge_group_add", "charge_group_remove"):
+        assert hasattr(bpy.ops.cmsc, op)
+
+
+def test_bake_writes_pc2_that_the_modifier_plays(scene):
+    sc, tmp = scene
+    obj = charged_sphere(tmp)
+    assert obj.cmsc.charge_groups[0].vertex_group == "all"
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    cache = read_pc2(obj.cmsc.cache_path)
+    assert cache.shape == (10, len(obj.data.vertices), 3)
+    assert obj.modifiers[0].type == "MESH_CACHE"
+    # like charges repel: the sphere grows
+    radius = np.linalg.norm(cache, axis=2).mean(axis=1)
+    assert radius[-1] > radius[0] * 1.01
+    # what Blender evaluates at each frame is the baked sample
+    for frame in (1, 4, 10):
+        sc.frame_set(frame)
+        assert np.allclose(evaluated_coords(obj), cache[frame - 1], atol=1e-6), frame
+
+
+def test_keyframed_charge_changes_the_motion(scene):
+    sc, tmp = scene
+    still = charged_sphere(tmp, "still", charge=0.0)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    keyed = charged_sphere(tmp, "keyed", charge=0.0)
+    item = keyed.cmsc.charge_groups[0]
+    item.keyframe_insert("charge", frame=1)
+    item.charge = 3.0
+    item.keyframe_insert("charge", frame=6)
+    item.charge = 0.0  # the static value must not be what the bake uses
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    paths = [fc.data_path for fc in keyed.animation_data.action.fcurves]
+    assert paths == ['cmsc.charge_groups["all"].charge'], paths  # rewritten to name-keyed
+    a, b = read_pc2(still.cmsc.cache_path), read_pc2(keyed.cmsc.cache_path)
+    assert np.allclose(a[-1], a[0], atol=1e-9)  # uncharged, no gravity: at rest
+    assert np.abs(b[-1] - b[0]).max() > 1e-3  # the keyframed charge moved it
+
+
+def test_external_charge_attracts(scene):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, charge=0.5)
+    bpy.ops.object.empty_add(location=(2.0, 0.0, 0.0))
+    empty = bpy.context.active_object
+    empty.cmsc_charge.enabled = True
+    empty.cmsc_charge.charge = -20.0
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    cache = read_pc2(obj.cmsc.cache_path)
+    assert cache[-1][:, 0].mean() > cache[0][:, 0].mean() + 1e-3  # pulled toward +x
+
+
+def test_free_bake_removes_modifier_and_file(scene):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, frames=3)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert os.path.isfile(obj.cmsc.cache_path)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert not os.path.exists(obj.cmsc.cache_path)
+    assert all(m.type != "MESH_CACHE" for m in obj.modifiers)
+
+
+def test_keyframes_follow_their_group_when_another_is_removed(scene):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, charge=0.0, frames=6)  # group 0 "all", static 0 µC
+    bpy.ops.cmsc.charge_group_add()  # group 1 "all.001" on the same vertices
+    animated = obj.cmsc.charge_groups[1]
+    assert animated.name == "all.001"
+    animated.charge = 0.0
+    animated.keyframe_insert("charge", frame=1)  # Blender keys it as charge_groups[1]
+    animated.charge = 4.0
+    animated.keyframe_insert("charge", frame=3)
+    animated.charge = 0.0  # only working keyframes can move the sphere
+    obj.cmsc.charge_group_index = 0
+    assert bpy.ops.cmsc.charge_group_remove() == {"FINISHED"}  # "all.001" moves to index 0
+    assert [g.name for g in obj.cmsc.charge_groups] == ["all.001"]
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    cache = read_pc2(obj.cmsc.cache_path)
+    assert np.abs(cache[-1] - cache[0]).max() > 1e-3  # its keyframes still drive it
