@@ -1,15 +1,17 @@
-"""Baking: steps a `Simulation` through the frame range and streams a PC2 cache. Runs in
-`execute()`; the simulation itself sees only numpy arrays."""
+"""Baking, in three parts: `collect` (main thread: Blender data → a `BakeJob` of numpy
+arrays), `sim.bake_job.run` (anywhere: the simulation, no bpy), `finish` (main thread: the Mesh
+Cache modifier). `bake` chains them for `execute()`; the modal operator runs the middle part in
+a worker thread."""
 
 import os
 
 import bpy
 import numpy as np
 
-from ..sim import DivergedError, SimParams, Simulation, _native
+from ..sim import SimParams, _native
+from ..sim.bake_job import BakeJob, run
 from ..sim.mesh import springs_from_triangles, vertex_masses
 from ..sim.params import CoulombMethod
-from ..sim.pc2 import Pc2Writer
 from . import bridge
 
 MODIFIER_NAME = "cmsc cache"
@@ -43,73 +45,90 @@ def _params(scene, s):
     )
 
 
-def _externals(scene, frame):
-    """External charges at `frame`: world positions (k, 3) and charges (k,) in C."""
-    objs = [o for o in scene.objects if o.cmsc_charge.enabled]
-    pos = np.array([tuple(o.matrix_world.translation) for o in objs]).reshape(-1, 3)
-    q = np.array([bridge.animated(o, ("cmsc_charge.charge",), 0, o.cmsc_charge.charge, frame) for o in objs])
-    return pos, q * MICRO
-
-
-def bake(context, obj, report):
-    """Bakes `obj`; returns the number of frames written. Raises nothing: problems go to
-    `report` and leave a consistent object (cache of the frames done, modifier first)."""
+def collect(context, obj):
+    """Gathers every input of the bake (frame_set through the range once) into a BakeJob."""
     scene, s = context.scene, obj.cmsc
     bridge.name_keyed_charge_paths(obj)
     free_bake(obj)
+    externals = [o for o in scene.objects if o.cmsc_charge.enabled]
+    groups = list(enumerate(s.charge_groups))
+    frames, substeps = max(0, s.frame_end - s.frame_start), s.substeps
     scene.frame_set(s.frame_start)
     co, tris = bridge.mesh_arrays(obj)
     x0 = bridge.to_world(obj.matrix_world, co)
     structural, bending = springs_from_triangles(tris)
-    springs = np.concatenate([structural, bending]).reshape(-1, 2)
-    stiffness = np.concatenate([np.full(len(structural), s.stiffness), np.full(len(bending), s.bending_stiffness)])
-    masses = vertex_masses(x0, tris, s.mass)
-    weights = [(i, g, bridge.group_weights(obj, g.vertex_group)) for i, g in enumerate(s.charge_groups)]
     pins = np.nonzero(bridge.group_weights(obj, s.pin_group) > 0)[0]
+
+    def world_state():
+        pin = bridge.to_world(obj.matrix_world, co[pins])
+        ext = np.array([tuple(o.matrix_world.translation) for o in externals]).reshape(-1, 3)
+        return pin, ext
+
+    pin_world, ext_world = [np.empty((frames + 1, len(pins), 3)), np.empty((frames + 1, len(externals), 3))]
+    pin_world[0], ext_world[0] = world_state()
+    world_to_local = np.empty((frames, 4, 4))
+    group_charge = np.empty((frames, substeps, len(groups)))
+    ext_charge = np.empty((frames, substeps, len(externals)))
+    field = np.empty((frames, substeps, 3))
+    for f in range(frames):
+        frame = s.frame_start + f + 1
+        scene.frame_set(frame)
+        pin_world[f + 1], ext_world[f + 1] = world_state()
+        world_to_local[f] = np.linalg.inv(np.array(obj.matrix_world))
+        for k in range(substeps):
+            t = frame - 1 + (k + 1) / substeps
+            group_charge[f, k] = [MICRO * bridge.animated(obj, bridge.group_charge_paths(i, g), 0, g.charge, t) for i, g in groups]
+            ext_charge[f, k] = [
+                MICRO * bridge.animated(o, ("cmsc_charge.charge",), 0, o.cmsc_charge.charge, t) for o in externals
+            ]
+            field[f, k] = [bridge.animated(scene, ("cmsc.field",), c, scene.cmsc.field[c], t) for c in range(3)]
+    scene.frame_set(s.frame_start)
     path = cache_path(obj)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    frames = 0
-    with Simulation(_native.addon_library_path(), x0, masses, springs, stiffness, _params(scene, s)) as sim, Pc2Writer(
-        path, len(co), start_frame=s.frame_start
-    ) as pc2:
-        if len(pins):
-            sim.set_pins(pins)
-        pc2.write(co)
-        frames = 1
-        prev_pins = x0[pins]
-        prev_ext = _externals(scene, s.frame_start)[0]
-        for f in range(s.frame_start + 1, s.frame_end + 1):
-            scene.frame_set(f)
-            cur_pins = bridge.to_world(obj.matrix_world, co)[pins]
-            cur_ext, _ = _externals(scene, f)
-            try:
-                for k in range(s.substeps):
-                    a = (k + 1) / s.substeps
-                    t = f - 1 + a
-                    q = np.zeros(len(co))
-                    for i, g, w in weights:
-                        q += MICRO * bridge.animated(obj, bridge.group_charge_paths(i, g), 0, g.charge, t) * w
-                    sim.set_charges(q)
-                    ext_q = _externals(scene, t)[1]
-                    if len(ext_q):
-                        sim.set_external_charges((1 - a) * prev_ext + a * cur_ext, ext_q)
-                    field = [bridge.animated(scene, ("cmsc.field",), c, scene.cmsc.field[c], t) for c in range(3)]
-                    sim.set_uniform_field(field)
-                    if len(pins):
-                        sim.set_pin_targets((1 - a) * prev_pins + a * cur_pins)
-                    sim.step(1)
-            except DivergedError as e:
-                report({"ERROR"}, f"cmsc: simulation diverged at frame {f}; kept {frames} baked frames. "
-                       f"Try more substeps or stiffer damping. ({e})")
-                break
-            pc2.write(bridge.to_local(obj.matrix_world, sim.positions))
-            frames += 1
-            prev_pins, prev_ext = cur_pins, cur_ext
-            print(f"cmsc: baked frame {f} ({frames}/{s.frame_end - s.frame_start + 1})")
+    return BakeJob(
+        library=_native.addon_library_path(),
+        cache_path=path,
+        start_frame=s.frame_start,
+        rest_local=co,
+        x0=x0,
+        masses=vertex_masses(x0, tris, s.mass),
+        springs=np.concatenate([structural, bending]).reshape(-1, 2),
+        stiffness=np.concatenate([np.full(len(structural), s.stiffness), np.full(len(bending), s.bending_stiffness)]),
+        params=_params(scene, s),
+        pins=pins,
+        group_weights=np.array([bridge.group_weights(obj, g.vertex_group) for _, g in groups]).reshape(len(groups), len(co)),
+        world_to_local=world_to_local,
+        pin_world=pin_world,
+        ext_world=ext_world,
+        group_charge=group_charge,
+        ext_charge=ext_charge,
+        field=field,
+    )
+
+
+def finish(obj, job):
+    """Adds the Mesh Cache modifier, first in the stack, reading the frames baked so far."""
+    if job.frames_done == 0:
+        return
     mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
     mod.cache_format = "PC2"
-    mod.filepath = path
-    mod.frame_start = s.frame_start
+    mod.filepath = job.cache_path
+    mod.frame_start = job.start_frame
     obj.modifiers.move(len(obj.modifiers) - 1, 0)
-    scene.frame_set(s.frame_start)
-    return frames
+
+
+def progress_line(job):
+    print(f"cmsc: baked frame {job.start_frame + job.frames_done - 1} ({job.frames_done}/{job.frames + 1})", flush=True)
+
+
+def bake(context, obj, report):
+    """The whole bake on the calling thread, printing progress lines; returns the number of
+    samples written."""
+    job = collect(context, obj)
+    try:
+        run(job, on_frame=progress_line)
+    finally:
+        finish(obj, job)
+    if job.error:
+        report({"ERROR"}, f"cmsc: {job.error}; kept {job.frames_done} baked frames")
+    return job.frames_done

@@ -1,7 +1,10 @@
 """Operators (ids fixed by the add-on contract)."""
 
+import threading
+
 import bpy
 
+from ..sim.bake_job import run
 from ..sim.errors import CmscError
 from . import bake as baking
 from . import bridge
@@ -12,8 +15,12 @@ def _mesh_with_cmsc(context):
     return obj is not None and obj.type == "MESH"
 
 
+#: Bakes running in the UI, by object name: the panel draws their progress.
+RUNNING = {}
+
+
 class CMSC_OT_bake(bpy.types.Operator):
-    """Bake the active object's charged mass-spring simulation to its cache"""
+    """Bake the active object's charged mass-spring simulation to its cache (Esc cancels)"""
 
     bl_idname = "cmsc.bake"
     bl_label = "Bake"
@@ -21,7 +28,50 @@ class CMSC_OT_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _mesh_with_cmsc(context) and context.active_object.cmsc.enabled
+        obj = context.active_object
+        return _mesh_with_cmsc(context) and obj.cmsc.enabled and obj.name not in RUNNING
+
+    def invoke(self, context, event):
+        """Modal: the simulation runs in a worker thread that sees only numpy arrays; this
+        thread gathers the inputs first, then polls progress and handles Esc."""
+        self._obj = context.active_object
+        try:
+            self._job = baking.collect(context, self._obj)
+        except CmscError as e:
+            self.report({"ERROR"}, f"cmsc: {e}")
+            return {"CANCELLED"}
+        self._thread = threading.Thread(target=self._work, name="cmsc bake", daemon=True)
+        self._failure = None
+        RUNNING[self._obj.name] = self._job
+        self._thread.start()
+        self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
+        context.window_manager.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _work(self):
+        try:
+            run(self._job)
+        except Exception as e:  # noqa: BLE001 - reported on the main thread
+            self._failure = e
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._job.cancel.set()
+        if event.type == "TIMER" and context.area is not None:
+            context.area.tag_redraw()
+        if self._thread.is_alive():
+            return {"RUNNING_MODAL"}
+        context.window_manager.event_timer_remove(self._timer)
+        RUNNING.pop(self._obj.name, None)
+        baking.finish(self._obj, self._job)
+        if self._failure is not None:
+            self.report({"ERROR"}, f"cmsc: bake failed: {self._failure}")
+            return {"CANCELLED"}
+        if self._job.error:
+            self.report({"WARNING"}, f"cmsc: {self._job.error}; kept {self._job.frames_done} baked frames")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"cmsc: baked {self._job.frames_done} frames")
+        return {"FINISHED"}
 
     def execute(self, context):
         obj = context.active_object

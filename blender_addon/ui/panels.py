@@ -66,6 +66,12 @@ class CMSC_PT_main(bpy.types.Panel):
         box.row(align=True).prop(s, "frame_end")
         box.prop(s, "cache_format")
         box.prop(s, "cache_path")
+        from .operators import RUNNING
+
+        job = RUNNING.get(context.object.name)
+        if job is not None:
+            done = job.frames_done / max(1, job.frames + 1)
+            box.progress(factor=done, type="BAR", text=f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)")
         row = box.row(align=True)
         row.operator("cmsc.bake")
         row.operator("cmsc.free_bake")

@@ -1,0 +1,61 @@
+"""The worker half of a bake (no bpy): inputs as arrays, PC2 out, cancel and divergence keep a
+valid cache of the frames done."""
+
+import numpy as np
+
+from sim import Integrator, SimParams
+from sim.bake_job import BakeJob, run
+from sim.pc2 import read_pc2
+
+
+def job(lib_path, path, frames=6, params=None, group_charge=1e-7):
+    x = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]], dtype=float)
+    s = 3
+    return BakeJob(
+        library=lib_path,
+        cache_path=str(path),
+        start_frame=1,
+        rest_local=x,
+        x0=x + [0, 0, 1.0],  # the object sits 1 m up: samples are written back in local space
+        masses=np.full(4, 0.01),
+        springs=np.array([[0, 1], [0, 2], [0, 3], [1, 2], [2, 3], [3, 1]]),
+        stiffness=np.full(6, 20.0),
+        params=params or SimParams(gravity=(0, 0, 0), time_step=1 / 72),
+        pins=np.array([], dtype=int),
+        group_weights=np.ones((1, 4)),
+        world_to_local=np.tile(np.diag([1.0, 1, 1, 1]), (frames, 1, 1)) + np.pad(np.array([[0, 0, -1.0]]).T, ((0, 1), (3, 0)))[None],
+        pin_world=np.zeros((frames + 1, 0, 3)),
+        ext_world=np.zeros((frames + 1, 0, 3)),
+        group_charge=np.full((frames, s, 1), group_charge),
+        ext_charge=np.zeros((frames, s, 0)),
+        field=np.zeros((frames, s, 3)),
+    )
+
+
+def test_run_writes_every_frame_in_object_space(lib_path, tmp_path):
+    j = job(lib_path, tmp_path / "a.pc2")
+    assert run(j) == 7 and j.error == ""
+    _, _, samples = read_pc2(tmp_path / "a.pc2")
+    assert samples.shape == (7, 4, 3)
+    assert np.allclose(samples[0], j.rest_local)
+    # like charges: the tetrahedron grows around its (local) centroid, which stays put
+    spread = [np.linalg.norm(s - s.mean(0), axis=1).mean() for s in samples]
+    assert spread[-1] > spread[0]
+    assert np.allclose(samples[-1].mean(0), j.rest_local.mean(0), atol=1e-5)
+
+
+def test_cancel_keeps_the_frames_done(lib_path, tmp_path):
+    j = job(lib_path, tmp_path / "c.pc2")
+    run(j, on_frame=lambda jb: jb.cancel.set() if jb.frames_done == 3 else None)
+    assert j.frames_done == 3 and "cancelled at frame 4" in j.error
+    assert read_pc2(tmp_path / "c.pc2")[2].shape[0] == 3
+
+
+def test_divergence_names_the_frame_and_keeps_a_valid_cache(lib_path, tmp_path):
+    p = SimParams(gravity=(0, 0, 0), integrator=Integrator.VERLET, time_step=0.5)
+    j = job(lib_path, tmp_path / "d.pc2", frames=200, params=p, group_charge=1e-5)
+    run(j)
+    assert "diverged at frame" in j.error and "substeps" in j.error
+    samples = read_pc2(tmp_path / "d.pc2")[2]
+    assert samples.shape[0] == j.frames_done < 201
+    assert np.isfinite(samples).all()
