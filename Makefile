@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d fuzz toolchain clean
+.PHONY: all demo demo-torus test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d fuzz toolchain clean
 
 all: demo
 
@@ -12,10 +12,18 @@ all: demo
 toolchain:
 	@command -v rustup >/dev/null && rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
-## demo: build everything and simulate the paper's charged torus into $(OUT)/ (PC2 cache,
-## OBJ mesh, energy log). The Blender add-on issue turns this into a baked Blender scene.
-demo: toolchain
+## demo: the main job. Builds everything, then in headless Blender (bpy 4.5 LTS from PyPI)
+## installs the add-on, builds a charged jellyfish with keyframed tentacle charges and a moving
+## external charge, bakes it, and writes $(OUT)/demo.blend, $(OUT)/demo.pc2 and
+## $(OUT)/demo_contact_sheet.png (Cycles renders of frames 1, 32, 64, 96).
+demo: toolchain .venv-blender/.installed addon
 	$(CARGO) build --release --workspace
+	rm -rf target/blender-demo
+	BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-demo .venv-blender/bin/python demo/make_demo.py $(OUT) $(ADDON_ZIP)
+
+## demo-torus: the paper's charged torus without Blender: $(OUT)/torus.pc2, torus.obj and the
+## energy log torus_energy.csv
+demo-torus:
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier

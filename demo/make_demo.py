@@ -1,0 +1,160 @@
+"""The main job: build a charged creature in headless Blender, bake it with cmsc, and write
+out/demo.blend, out/demo.pc2 and out/demo_contact_sheet.png (Cycles renders of 4 frames).
+
+A jellyfish: a bell with six tentacles hanging from it (their top rings pinned to the bell).
+Each tentacle is a charge group whose charge is keyframed in sequence, so the tentacles flare
+out one after another, pushed by the bell's charge; a negative external charge circles the
+creature and pulls the charged tentacles toward it.
+
+Run by `make demo` (which installs the add-on zip into a scratch Blender profile):
+    python demo/make_demo.py OUT_DIR ADDON_ZIP
+"""
+
+import math
+import os
+import sys
+
+import bpy  # noqa: I001 - bpy first: it puts addon_utils and bmesh on the path
+import addon_utils
+import bmesh
+import numpy as np
+
+OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "out")
+ZIP = sys.argv[2] if len(sys.argv) > 2 else "dist/cmsc-0.1.0-linux-x86_64.zip"
+TENTACLES, FRAMES, RENDER_FRAMES = 6, 96, (1, 32, 64, 96)
+
+
+def build_creature():
+    bm = bmesh.new()
+    bmesh.ops.create_uvsphere(bm, u_segments=24, v_segments=10, radius=1.0)
+    for v in [v for v in bm.verts if v.co.z < -0.05]:  # keep the upper half: the bell
+        bm.verts.remove(v)
+    bell = len(bm.verts)
+    groups = []
+    for t in range(TENTACLES):
+        angle = 2 * math.pi * t / TENTACLES
+        cx, cy = 0.6 * math.cos(angle), 0.6 * math.sin(angle)
+        ring, rings, first = 5, 14, len(bm.verts)
+        rows = []
+        for r in range(rings):
+            z = -0.05 - 0.2 * r
+            rows.append([bm.verts.new((cx + 0.07 * math.cos(2 * math.pi * k / ring), cy + 0.07 * math.sin(2 * math.pi * k / ring), z)) for k in range(ring)])
+        for a, b in zip(rows, rows[1:]):
+            for k in range(ring):
+                bm.faces.new((a[k], a[(k + 1) % ring], b[(k + 1) % ring], b[k]))
+        groups.append((first, first + ring * rings, first + ring))
+    me = bpy.data.meshes.new("jellyfish")
+    bm.to_mesh(me)
+    bm.free()
+    obj = bpy.data.objects.new("jellyfish", me)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    pin = obj.vertex_groups.new(name="pinned")
+    pin.add([v.index for v in me.vertices if v.index < bell and v.co.z > 0.9] + [i for _, _, top in groups for i in range(top - 5, top)], 1.0, "REPLACE")
+    bell_group = obj.vertex_groups.new(name="bell")
+    bell_group.add(list(range(bell)), 1.0, "REPLACE")
+    for t, (start, end, _) in enumerate(groups):
+        obj.vertex_groups.new(name=f"tentacle {t + 1}").add(list(range(start, end)), 1.0, "REPLACE")
+    return obj
+
+
+def rig(obj):
+    s = obj.cmsc
+    s.enabled = True
+    s.mass, s.stiffness, s.bending_stiffness, s.damping = 0.5, 60.0, 6.0, 0.02
+    s.substeps, s.iterations = 3, 10
+    s.pin_group = "pinned"
+    s.frame_start, s.frame_end = 1, FRAMES
+    s.cache_path = os.path.join(OUT, "demo.pc2")
+    for name in ["bell"] + [f"tentacle {t + 1}" for t in range(TENTACLES)]:
+        obj.vertex_groups.active_index = obj.vertex_groups[name].index
+        bpy.ops.cmsc.charge_group_add()
+    s.charge_groups["bell"].charge = 0.6
+    for t in range(TENTACLES):  # tentacle t charges up in turn, then discharges
+        item = s.charge_groups[f"tentacle {t + 1}"]
+        for frame, q in ((1, 0.0), (6 + 12 * t, 0.0), (14 + 12 * t, 0.4), (40 + 12 * t, 0.0)):
+            item.charge = q
+            item.keyframe_insert("charge", frame=frame)
+    bpy.ops.object.empty_add(type="SPHERE", radius=0.15, location=(2.2, 0.0, -1.2))
+    probe = bpy.context.active_object
+    probe.name = "external charge"
+    probe.cmsc_charge.enabled = True
+    probe.cmsc_charge.charge = -1.5
+    for frame in range(1, FRAMES + 1, 8):  # circles the creature
+        a = 2 * math.pi * (frame - 1) / FRAMES
+        probe.location = (2.2 * math.cos(a), 2.2 * math.sin(a), -1.2)
+        probe.keyframe_insert("location", frame=frame)
+    bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.gravity = (0.0, 0.0, -2.0)
+
+
+def stage():
+    scene = bpy.context.scene
+    scene.render.engine = "CYCLES"
+    scene.cycles.device = "CPU"
+    scene.cycles.samples = 16
+    scene.render.resolution_x, scene.render.resolution_y = 320, 240
+    scene.render.film_transparent = False
+    world = bpy.data.worlds.new("world")
+    world.color = (0.02, 0.04, 0.08)
+    scene.world = world
+    cam = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    cam.location, cam.rotation_euler = (0.0, -10.0, -1.0), (math.radians(90), 0.0, 0.0)
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    sun = bpy.data.objects.new("sun", bpy.data.lights.new("sun", "SUN"))
+    sun.rotation_euler = (math.radians(40), math.radians(20), 0.0)
+    sun.data.energy = 4.0
+    scene.collection.objects.link(sun)
+    mat = bpy.data.materials.new("jelly")
+    mat.use_nodes = True
+    bsdf = mat.node_tree.nodes["Principled BSDF"]
+    bsdf.inputs["Base Color"].default_value = (0.9, 0.35, 0.7, 1.0)
+    bsdf.inputs["Emission Color"].default_value = (0.5, 0.1, 0.4, 1.0)
+    bsdf.inputs["Emission Strength"].default_value = 0.3
+    bpy.data.objects["jellyfish"].data.materials.append(mat)
+
+
+def contact_sheet(paths, out):
+    tiles = []
+    for p in paths:
+        img = bpy.data.images.load(p)
+        w, h = img.size
+        tiles.append(np.array(img.pixels[:]).reshape(h, w, 4))
+    top, bottom = np.hstack(tiles[:2]), np.hstack(tiles[2:4])
+    sheet = np.vstack([bottom, top])  # Blender images start at the bottom row
+    img = bpy.data.images.new("contact sheet", sheet.shape[1], sheet.shape[0])
+    img.pixels = sheet.ravel()
+    img.filepath_raw, img.file_format = out, "PNG"
+    img.save()
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    assert bpy.ops.preferences.addon_install(filepath=os.path.abspath(ZIP), overwrite=True) == {"FINISHED"}
+    if addon_utils.enable("cmsc", default_set=True, handle_error=None) is None:
+        sys.exit("the cmsc add-on failed to enable")
+    try:
+        obj = build_creature()
+        rig(obj)
+        print(f"cmsc demo: {len(obj.data.vertices)} vertices, {len(obj.cmsc.charge_groups)} charge groups")
+        if bpy.ops.cmsc.bake() != {"FINISHED"}:
+            sys.exit("cmsc demo: the bake failed")
+        stage()
+        bpy.ops.wm.save_as_mainfile(filepath=os.path.join(OUT, "demo.blend"))
+        frames = []
+        for f in RENDER_FRAMES:
+            bpy.context.scene.frame_set(f)
+            path = os.path.join(OUT, f"demo_frame_{f:03d}.png")
+            bpy.context.scene.render.filepath = path
+            bpy.ops.render.render(write_still=True)
+            frames.append(path)
+        contact_sheet(frames, os.path.join(OUT, "demo_contact_sheet.png"))
+        print(f"cmsc demo: wrote {OUT}/demo.blend, demo.pc2, demo_contact_sheet.png")
+    finally:
+        addon_utils.disable("cmsc", default_set=True)
+
+
+main()
