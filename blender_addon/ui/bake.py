@@ -18,18 +18,41 @@ MODIFIER_NAME = "cmsc cache"
 MICRO = 1e-6
 
 
+SHAPE_KEY_PREFIX = "cmsc "
+
+
 def cache_path(obj):
     return bpy.path.abspath(obj.cmsc.cache_path)
 
 
+def _bake_path(obj):
+    """Where the bake streams its samples: the cache itself, or a scratch PC2 that shape keys
+    are built from."""
+    path = cache_path(obj)
+    return path if obj.cmsc.cache_format == "PC2" else path + ".shapekeys-tmp.pc2"
+
+
 def free_bake(obj):
-    """Removes the cache modifier and file."""
+    """Removes the cache modifier and file, and the baked shape keys with their keyframes."""
     mod = obj.modifiers.get(MODIFIER_NAME)
     if mod is not None:
         obj.modifiers.remove(mod)
     path = cache_path(obj)
     if os.path.isfile(path):
         os.remove(path)
+    keys = obj.data.shape_keys
+    if keys is not None:
+        if keys.animation_data and keys.animation_data.action:
+            action = keys.animation_data.action
+            for fc in [fc for fc in bridge.fcurves(keys) if fc.data_path.startswith(f'key_blocks["{SHAPE_KEY_PREFIX}')]:
+                try:
+                    action.fcurves.remove(fc)
+                except (AttributeError, RuntimeError):
+                    pass
+        for kb in [kb for kb in keys.key_blocks if kb.name.startswith(SHAPE_KEY_PREFIX)]:
+            obj.shape_key_remove(kb)
+        if len(obj.data.shape_keys.key_blocks) == 1:  # only the basis we added is left
+            obj.shape_key_remove(obj.data.shape_keys.key_blocks[0])
 
 
 def _params(scene, s):
@@ -83,7 +106,7 @@ def collect(context, obj):
             ]
             field[f, k] = [bridge.animated(scene, ("cmsc.field",), c, scene.cmsc.field[c], t) for c in range(3)]
     scene.frame_set(s.frame_start)
-    path = cache_path(obj)
+    path = _bake_path(obj)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     return BakeJob(
         library=_native.addon_library_path(),
@@ -107,8 +130,12 @@ def collect(context, obj):
 
 
 def finish(obj, job):
-    """Adds the Mesh Cache modifier, first in the stack, reading the frames baked so far."""
+    """Makes the frames baked so far play: a Mesh Cache modifier first in the stack (PC2), or
+    one shape key per frame keyed 0/1/0 with linear interpolation (shape keys)."""
     if job.frames_done == 0:
+        return
+    if obj.cmsc.cache_format == "SHAPE_KEYS":
+        _shape_keys(obj, job)
         return
     mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
     mod.cache_format = "PC2"
@@ -132,3 +159,22 @@ def bake(context, obj, report):
     if job.error:
         report({"ERROR"}, f"cmsc: {job.error}; kept {job.frames_done} baked frames")
     return job.frames_done
+
+
+def _shape_keys(obj, job):
+    from ..sim.pc2 import read_pc2
+
+    _, _, samples = read_pc2(job.cache_path)
+    os.remove(job.cache_path)
+    if obj.data.shape_keys is None:
+        obj.shape_key_add(name="Basis", from_mix=False)
+    for i, sample in enumerate(samples):
+        frame = job.start_frame + i
+        kb = obj.shape_key_add(name=f"{SHAPE_KEY_PREFIX}{frame}", from_mix=False)
+        kb.data.foreach_set("co", sample.astype(float).ravel())
+        for f, value in ((frame - 1, 0.0), (frame, 1.0), (frame + 1, 0.0)):
+            kb.value = value
+            kb.keyframe_insert("value", frame=f)
+    for fc in bridge.fcurves(obj.data.shape_keys):
+        for point in fc.keyframe_points:
+            point.interpolation = "LINEAR"

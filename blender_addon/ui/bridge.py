@@ -40,7 +40,7 @@ def group_weights(obj, name):
     return w
 
 
-def _fcurves(id_data):
+def fcurves(id_data):
     """The F-curves animating `id_data` (legacy and Blender 4.4+ slotted actions)."""
     ad = id_data.animation_data
     if ad is None or ad.action is None:
@@ -62,7 +62,7 @@ def _fcurves(id_data):
 def animated(id_data, paths, index, default, frame):
     """The value of an animatable property at a (sub)frame: the F-curve on any of `paths`
     evaluated at `frame`, else the property's current value `default`."""
-    for fc in _fcurves(id_data):
+    for fc in fcurves(id_data):
         if fc.data_path in paths and fc.array_index == index:
             return fc.evaluate(frame)
     return default
@@ -84,7 +84,7 @@ def name_keyed_charge_paths(obj):
     groups = obj.cmsc.charge_groups
     pattern = re.compile(r"^cmsc\.charge_groups\[(\d+)\]\.(.+)$")
     changed = 0
-    for fc in _fcurves(obj):
+    for fc in fcurves(obj):
         m = pattern.match(fc.data_path)
         if m and int(m.group(1)) < len(groups):
             fc.data_path = f'cmsc.charge_groups["{groups[int(m.group(1))].name}"].{m.group(2)}'

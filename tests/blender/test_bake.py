@@ -140,3 +140,21 @@ def test_keyframes_follow_their_group_when_another_is_removed(scene):
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     cache = read_pc2(obj.cmsc.cache_path)
     assert np.abs(cache[-1] - cache[0]).max() > 1e-3  # its keyframes still drive it
+
+
+def test_shape_key_bake_equals_pc2_bake(scene):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, frames=6)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    cache = read_pc2(obj.cmsc.cache_path)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    obj.cmsc.cache_format = "SHAPE_KEYS"
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert not os.path.exists(obj.cmsc.cache_path)  # no PC2 left behind
+    assert all(m.type != "MESH_CACHE" for m in obj.modifiers)
+    assert len(obj.data.shape_keys.key_blocks) == 1 + 6
+    for frame in (1, 3, 6):
+        sc.frame_set(frame)
+        assert np.allclose(evaluated_coords(obj), cache[frame - 1], atol=1e-6), frame
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert obj.data.shape_keys is None
