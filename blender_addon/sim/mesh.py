@@ -26,13 +26,16 @@ def springs_from_triangles(triangles):
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     if len(pairs):
         pairs = np.unique(pairs, axis=0)
-        is_edge = (pairs[:, None, :] == structural[None, :, :]).all(-1).any(-1) if len(structural) < 4096 else _isin_rows(pairs, structural)
-        pairs = pairs[~is_edge]
+        pairs = pairs[~_isin_rows(pairs, structural)]
     return structural.astype(np.uint32), pairs.astype(np.uint32).reshape(-1, 2)
 
 
 def _isin_rows(rows, table):
-    key = lambda r: r[:, 0].astype(np.int64) << 32 | r[:, 1].astype(np.int64)  # noqa: E731
+    """Which (a, b) rows of `rows` appear in `table`, via 64-bit keys a·2³² + b."""
+
+    def key(r):
+        return r[:, 0].astype(np.int64) << 32 | r[:, 1].astype(np.int64)
+
     return np.isin(key(rows), key(table))
 
 

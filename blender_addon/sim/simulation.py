@@ -84,10 +84,6 @@ class Simulation:
         """Advances `steps` time steps; DivergedError keeps the last good step."""
         self._call("cmsc_step", int(steps))
 
-    def _vectors(self, name, values, count):
-        a = _f64(values, (count, 3), name)
-        return a, _ptr(a)
-
     @property
     def positions(self):
         """(n, 3) float64 copy of the positions (m)."""
@@ -97,8 +93,8 @@ class Simulation:
 
     @positions.setter
     def positions(self, values):
-        _, p = self._vectors("positions", values, self.n_vertices)
-        self._call("cmsc_set_positions", p, self.n_vertices)
+        x = _f64(values, (self.n_vertices, 3), "positions")
+        self._call("cmsc_set_positions", _ptr(x), self.n_vertices)
 
     @property
     def velocities(self):
@@ -109,8 +105,8 @@ class Simulation:
 
     @velocities.setter
     def velocities(self, values):
-        _, p = self._vectors("velocities", values, self.n_vertices)
-        self._call("cmsc_set_velocities", p, self.n_vertices)
+        v = _f64(values, (self.n_vertices, 3), "velocities")
+        self._call("cmsc_set_velocities", _ptr(v), self.n_vertices)
 
     def set_charges(self, charges):
         """Charges per vertex (C)."""
