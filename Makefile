@@ -58,13 +58,25 @@ pytest: .venv/.installed
 	$(CARGO) build -p cmsc-ffi
 	CMSC_LIB=$(CURDIR)/target/debug/libcmsc.so .venv/bin/python -m pytest -q tests/python
 
-## addon: dist/cmsc-<version>-linux-x86_64.zip, the add-on with libcmsc.so inside
+## addon: dist/cmsc-<version>-linux-x86_64.zip, the add-on with libcmsc.so inside. The library
+## is linked against glibc 2.28 (what official Blender builds require) with cargo-zigbuild and
+## zig from PyPI (ziglang), both pinned and installed here; the build fails if any symbol
+## needs a newer glibc.
 ADDON_ZIP := dist/cmsc-0.1.0-linux-x86_64.zip
-addon:
-	$(CARGO) build --release -p cmsc-ffi
+ZIG_LIB := target/zig/x86_64-unknown-linux-gnu/release/libcmsc.so
+.venv-zig/.installed:
+	test -x .venv-zig/bin/python || python3 -m venv .venv-zig
+	.venv-zig/bin/pip install -q ziglang==0.17.1
+	command -v cargo-zigbuild >/dev/null || $(CARGO) install cargo-zigbuild --version 0.22.1 --locked
+	touch $@
+
+addon: .venv-zig/.installed
+	PATH=$(CURDIR)/.venv-zig/bin:$$PATH $(CARGO) zigbuild --release -p cmsc-ffi \
+		--target x86_64-unknown-linux-gnu.2.28 --target-dir target/zig
+	python3 tests/check_glibc.py $(ZIG_LIB) 2.28
 	rm -rf target/addon && mkdir -p target/addon/cmsc/lib dist
 	cp -r blender_addon/__init__.py blender_addon/blender_manifest.toml blender_addon/sim blender_addon/ui target/addon/cmsc/
-	cp target/release/libcmsc.so target/addon/cmsc/lib/
+	cp $(ZIG_LIB) target/addon/cmsc/lib/
 	find target/addon -name __pycache__ -prune -exec rm -rf {} +
 	rm -f $(ADDON_ZIP) && cd target/addon && python3 -m zipfile -c ../../$(ADDON_ZIP) cmsc
 
