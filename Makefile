@@ -67,7 +67,7 @@ ZIG_LIB := target/zig/x86_64-unknown-linux-gnu/release/libcmsc.so
 .venv-zig/.installed:
 	test -x .venv-zig/bin/python || python3 -m venv .venv-zig
 	.venv-zig/bin/pip install -q ziglang==0.17.1
-	command -v cargo-zigbuild >/dev/null || $(CARGO) install cargo-zigbuild --version 0.22.1 --locked
+	command -v cargo-zigbuild >/dev/null || $(CARGO) install cargo-zigbuild --version 0.24.1 --locked
 	touch $@
 
 addon: .venv-zig/.installed
