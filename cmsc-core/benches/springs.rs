@@ -104,13 +104,7 @@ impl Tally {
     fn add(&mut self, wall: Duration, t: &StepTimings) {
         self.steps += 1;
         self.wall += wall;
-        let s = &mut self.stages;
-        s.factorization += t.factorization;
-        s.coulomb += t.coulomb;
-        s.external += t.external;
-        s.springs += t.springs;
-        s.solve += t.solve;
-        s.finish += t.finish;
+        self.stages += *t;
     }
 
     /// Mean of `d` per step, in ms.

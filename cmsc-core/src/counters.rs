@@ -26,6 +26,18 @@ impl StepTimings {
     }
 }
 
+impl std::ops::AddAssign for StepTimings {
+    /// Accumulates another step's stage times (for averages over many steps).
+    fn add_assign(&mut self, other: StepTimings) {
+        self.factorization += other.factorization;
+        self.coulomb += other.coulomb;
+        self.external += other.external;
+        self.springs += other.springs;
+        self.solve += other.solve;
+        self.finish += other.finish;
+    }
+}
+
 /// Runs `f` and adds its wall-clock time to `slot`.
 #[inline]
 pub(crate) fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
@@ -33,4 +45,26 @@ pub(crate) fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
     let out = f();
     *slot += t0.elapsed();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_assign_sums_every_stage() {
+        let ms = Duration::from_millis;
+        let a = StepTimings {
+            factorization: ms(1),
+            coulomb: ms(2),
+            external: ms(3),
+            springs: ms(4),
+            solve: ms(5),
+            finish: ms(6),
+        };
+        let mut sum = a;
+        sum += a;
+        assert_eq!(sum.total(), 2 * a.total());
+        assert_eq!(sum.solve, ms(10));
+    }
 }
