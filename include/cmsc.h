@@ -124,6 +124,49 @@ typedef struct {
 extern "C" {
 #endif // __cplusplus
 
+// Runs `steps` IMEX steps from the current state with vertex charges
+// `q_i = Σ_g group_weights[g·n + i] · group_charges[g]` and returns the loss
+// `L = (1/2n) Σ_i |x_i(T) − target_i|²` (m²) with its gradient with respect to the group
+// charges (m²/C) and, if `out_grad_stiffness_scale` is not NULL, with respect to a scale applied
+// to every spring stiffness, at scale 1 (m²). The gradient is exact for the computed
+// trajectory (an adjoint through the local/global iterations); with DDEF forces it uses the
+// exact Coulomb derivative. The state, charges and time are restored afterwards.
+//
+// `group_weights`: n_groups × n doubles, row-major. `group_charges`: n_groups (C).
+// `target`: 3 n doubles (m). CMSC_INVALID_ARGUMENT also for the Verlet integrator and for a
+// collider contact during the rollout; CMSC_DIVERGED if a step diverges.
+//
+// # Safety
+// `sim` must be NULL or a live handle; every pointer valid for its stated length; `out_loss`
+// writable; `out_grad_charges` writable for n_groups doubles.
+CmscStatus cmsc_rollout_gradient(CmscSim *sim,
+                                 uint32_t steps,
+                                 const double *group_weights,
+                                 size_t n_groups,
+                                 const double *group_charges,
+                                 const double *target,
+                                 double *out_loss,
+                                 double *out_grad_charges,
+                                 double *out_grad_stiffness_scale);
+
+// Fits the group charges so that `steps` IMEX steps from the current state end as close as
+// possible to `target` (the loss of cmsc_rollout_gradient), with L-BFGS for at most
+// `max_iterations` iterations. `group_charges` holds the initial guess (C; not all zero unless
+// an external field or external charges act — the Coulomb forces are bilinear in the charges)
+// and receives the fitted charges; `out_loss` the final loss (m²). The simulation is left as
+// it was. On error `group_charges` is unchanged.
+//
+// # Safety
+// As cmsc_rollout_gradient; `group_charges` readable and writable for n_groups doubles.
+CmscStatus cmsc_fit_charges(CmscSim *sim,
+                            uint32_t steps,
+                            const double *group_weights,
+                            size_t n_groups,
+                            double *group_charges,
+                            const double *target,
+                            uint32_t max_iterations,
+                            double *out_loss);
+
 // Writes the default parameters: h = 1/120 s, 10 iterations, no damping, gravity (0, 0, -9.81),
 // exact k_c, CMSC_COULOMB_AUTO, 1000 grid points, IMEX, no ground, no friction.
 // NULL is a no-op.

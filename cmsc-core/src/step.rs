@@ -32,7 +32,7 @@ pub(crate) struct Scratch {
     jd: Vec<Vec3>,
     /// Spring directions `d_s`, kept across steps as the fallback direction of springs whose
     /// ends coincide.
-    d: Vec<Vec3>,
+    pub(crate) d: Vec<Vec3>,
 }
 
 impl Scratch {
@@ -84,6 +84,13 @@ impl System {
     /// stays at the last good step); [`Error::Factorization`] if a refactorization fails; field
     /// backend errors.
     pub fn step(&mut self) -> Result<()> {
+        self.step_recording(None).map(|_contacts| ())
+    }
+
+    /// [`System::step`], also copying the explicit forces `q_t + f_ext` into `f_explicit` when
+    /// given (the adjoint in [`crate::gradient`] replays the step from them). Returns the number
+    /// of vertices the colliders moved.
+    pub(crate) fn step_recording(&mut self, f_explicit: Option<&mut Vec<Vec3>>) -> Result<usize> {
         let mut t = StepTimings::default();
         timed(&mut t.factorization, || self.ensure_factorization())?;
         let eps = self.softening();
@@ -97,6 +104,10 @@ impl System {
         let s = &mut self.scratch;
         let h = self.params.time_step;
         explicit.forces(self.field.as_mut(), &self.x, &mut s.force, &mut t)?;
+        if let Some(record) = f_explicit {
+            record.clear();
+            record.extend_from_slice(&s.force);
+        }
         match self.params.integrator {
             Integrator::Imex => {
                 let global = self.global.as_mut().expect("factorization ensured above");
@@ -135,7 +146,13 @@ impl System {
             s.x_new[i] = target;
             s.v_new[i] = (target - self.x[i]) / h;
         }
-        self.colliders.project(&self.x, &mut s.x_new, &mut s.v_new, &self.pins.pinned, self.params.friction);
+        let contacts = self.colliders.project(
+            &self.x,
+            &mut s.x_new,
+            &mut s.v_new,
+            &self.pins.pinned,
+            self.params.friction,
+        );
         if let Some(i) = first_non_finite(&s.x_new, &s.v_new) {
             self.timings = t;
             return Err(Error::Diverged {
@@ -150,7 +167,7 @@ impl System {
         self.steps += 1;
         t.finish += finish.elapsed();
         self.timings = t;
-        Ok(())
+        Ok(contacts)
     }
 
     /// Runs [`System::step`] `steps` times, stopping at the first error (the state is then the

@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 mod buffers;
+mod gradient;
 mod handle;
 pub mod panic;
 mod params;
@@ -17,6 +18,7 @@ mod sim;
 mod status;
 mod version;
 
+pub use gradient::{cmsc_fit_charges, cmsc_rollout_gradient};
 pub use handle::CmscSim;
 pub use params::{cmsc_params_default, CmscEnergies, CmscParams};
 pub use sim::*;

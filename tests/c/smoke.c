@@ -140,6 +140,26 @@ int main(void) {
     OK(cmsc_get_velocities(sim, v, 4));
     CHECK(memcmp(x, x0, sizeof x) == 0 && v[5] == 0.0);
 
+    /* Gradients (appended to v1): one charge group holding every vertex. The target is where
+       a known charge ends after 10 steps; the fit recovers that charge from half of it. */
+    {
+        const double w[4] = {1, 1, 1, 1}, q_true[4] = {2e-7, 2e-7, 2e-7, 2e-7};
+        double target[12], loss = -1.0, grad = 0.0, grad_scale = 0.0, q = 1e-7;
+        OK(cmsc_set_charges(sim, q_true, 4));
+        OK(cmsc_step(sim, 10));
+        OK(cmsc_get_positions(sim, target, 4));
+        OK(cmsc_set_positions(sim, x0, 4));
+        OK(cmsc_set_velocities(sim, zero, 4));
+        OK(cmsc_rollout_gradient(sim, 10, w, 1, &q, target, &loss, &grad, &grad_scale));
+        CHECK(loss > 0.0 && grad < 0.0 && isfinite(grad_scale)); /* more charge: closer */
+        OK(cmsc_get_positions(sim, x, 4));
+        CHECK(memcmp(x, x0, sizeof x) == 0); /* the rollout restored the state */
+        OK(cmsc_fit_charges(sim, 10, w, 1, &q, target, 50, &loss));
+        CHECK(fabs(q / 2e-7 - 1.0) < 1e-4 && loss < 1e-16);
+        CHECK(cmsc_rollout_gradient(sim, 10, w, 1, &q, target, NULL, &grad, NULL) == CMSC_INVALID_ARGUMENT);
+        CHECK(strstr(cmsc_last_error(), "out_loss") != NULL);
+    }
+
     /* Bad input: a clear status and message, nothing changed. */
     const double nan_q[4] = {1e-7, NAN, 0, 0};
     CHECK(cmsc_set_charges(sim, nan_q, 4) == CMSC_INVALID_ARGUMENT);

@@ -13,6 +13,9 @@
 //! `f_explicit`; springs are implicit. As `K → ∞` the iterates converge to the exact implicit
 //! Euler step for the springs (Liu 2013 §4), which `tests/implicit_euler.rs` checks against
 //! Newton's method.
+//!
+//! The three stages are separate functions so that the adjoint in [`crate::gradient`] can
+//! replay the iterations of a step and record every iterate `xᵏ`.
 
 use rayon::prelude::*;
 
@@ -46,30 +49,60 @@ pub(crate) fn advance(
 ) {
     let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
     let h = params.time_step;
-    let (h2, ah) = (h * h, params.alpha() * h);
     let ImexBuffers { y, d, jd } = buf;
-    y.par_iter_mut().zip(x.par_iter().zip(v.par_iter())).for_each(|(y, (x, v))| *y = x + v * ah);
-    x_new.copy_from_slice(y);
-    for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
-        x_new[i as usize] = target;
-    }
+    start(params.alpha() * h, pins, Now { x, v }, y, x_new);
     for _ in 0..params.iterations {
-        timed(&mut timings.springs, || {
-            local_step(springs, x_new, d);
-            gather_jd(springs, d, jd);
-        });
-        timed(&mut timings.solve, || {
-            let (free, mut rhs) = global.rhs_mut();
-            for (row, &vtx) in free.iter().enumerate() {
-                let i = vtx as usize;
-                let b = y[i] * mass[i] + (jd[i] + f_explicit[i]) * h2;
-                for c in 0..3 {
-                    rhs[(row, c)] = b[c];
-                }
-            }
-            global.solve(x_new);
-        });
+        iterate(h, mass, springs, global, y, f_explicit, d, jd, x_new, timings);
     }
+    finish(h, x, x_new, v_new);
+}
+
+/// The inertial prediction `y = x + α h v` and the first iterate `x⁰ = y` with pinned vertices
+/// at their targets.
+pub(crate) fn start(ah: Real, pins: &Pins, now: Now<'_>, y: &mut [Vec3], x0: &mut [Vec3]) {
+    let Now { x, v } = now;
+    y.par_iter_mut().zip(x.par_iter().zip(v.par_iter())).for_each(|(y, (x, v))| *y = x + v * ah);
+    x0.copy_from_slice(y);
+    for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
+        x0[i as usize] = target;
+    }
+}
+
+/// One local/global iteration: `d = local step at xᵏ`, then `xᵏ⁺¹ = A⁻¹ (M y + h² (J d + f))`
+/// written over `x` (free vertices only; pinned entries are read as the targets).
+#[allow(clippy::too_many_arguments)] // the operands of Eq. (12), each borrowed once
+pub(crate) fn iterate(
+    h: Real,
+    mass: &[Real],
+    springs: &Springs,
+    global: &mut GlobalSolver,
+    y: &[Vec3],
+    f_explicit: &[Vec3],
+    d: &mut [Vec3],
+    jd: &mut [Vec3],
+    x: &mut [Vec3],
+    timings: &mut StepTimings,
+) {
+    let h2 = h * h;
+    timed(&mut timings.springs, || {
+        local_step(springs, x, d);
+        gather_jd(springs, d, jd);
+    });
+    timed(&mut timings.solve, || {
+        let (free, mut rhs) = global.rhs_mut();
+        for (row, &vtx) in free.iter().enumerate() {
+            let i = vtx as usize;
+            let b = y[i] * mass[i] + (jd[i] + f_explicit[i]) * h2;
+            for c in 0..3 {
+                rhs[(row, c)] = b[c];
+            }
+        }
+        global.solve(x);
+    });
+}
+
+/// `v_{t+1} = (x_{t+1} − x_t) / h`.
+pub(crate) fn finish(h: Real, x: &[Vec3], x_new: &[Vec3], v_new: &mut [Vec3]) {
     let inv_h = 1.0 / h;
     v_new
         .par_iter_mut()

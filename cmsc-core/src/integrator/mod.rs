@@ -5,7 +5,7 @@
 mod imex;
 mod verlet;
 
-pub(crate) use imex::{advance as imex_advance, ImexBuffers};
+pub(crate) use imex::{advance as imex_advance, iterate as imex_iterate, start as imex_start, ImexBuffers};
 pub(crate) use verlet::{advance as verlet_advance, finish as verlet_finish};
 
 use crate::math::Vec3;

@@ -146,7 +146,7 @@ impl Springs {
 
     /// The `(spring, sign)` pairs incident to vertex `i`.
     #[inline]
-    fn incident(&self, i: usize) -> &[(u32, Real)] {
+    pub(crate) fn incident(&self, i: usize) -> &[(u32, Real)] {
         &self.incident[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 }

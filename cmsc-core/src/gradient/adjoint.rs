@@ -1,0 +1,221 @@
+//! Vector–Jacobian products of the pieces of one IMEX step: what the reverse pass multiplies
+//! adjoints by. Each function adds its contribution to the output buffers.
+
+use rayon::prelude::*;
+
+use crate::coulomb::inv_r3;
+use crate::fields::ExternalField;
+use crate::math::{Real, Vec3};
+use crate::springs::Springs;
+
+/// `∂F/∂x` and `∂F/∂q` of the softened vertex–vertex Coulomb forces ([Paper](crate#references)
+/// Eq. (8)) applied to the adjoint `f̄`: adds `(∂F/∂x)ᵀ f̄` to `x_bar` and `(∂F/∂q)ᵀ f̄` to `q_bar`.
+///
+/// With `r = x_i − x_j`, `s² = |r|² + ε²` and `w = s⁻³`, the force's pair blocks are
+/// `G_ij = k_c q_i q_j (w I − 3 w r rᵀ / s²)` (symmetric in `i, j`), so that
+/// `x̄_i = Σ_j G_ij (f̄_i − f̄_j)` and `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`.
+pub fn coulomb_vjp(
+    x: &[Vec3],
+    q: &[Real],
+    k_c: Real,
+    eps: Real,
+    f_bar: &[Vec3],
+    x_bar: &mut [Vec3],
+    q_bar: &mut [Real],
+) {
+    let eps2 = eps * eps;
+    x_bar.par_iter_mut().zip(q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
+        let (xi, fi) = (x[i], f_bar[i]);
+        let (mut acc_x, mut acc_q) = (Vec3::zeros(), 0.0);
+        for j in 0..x.len() {
+            if j == i || q[j] == 0.0 {
+                continue;
+            }
+            let r = xi - x[j];
+            let s2 = r.norm_squared() + eps2;
+            let w = inv_r3(s2);
+            if w == 0.0 {
+                continue; // coincident and unsoftened: the forward pass skipped this pair too
+            }
+            let df = fi - f_bar[j];
+            let rdf = r.dot(&df);
+            acc_x += (df * w - r * (3.0 * w * rdf / s2)) * q[j];
+            acc_q += q[j] * w * rdf;
+        }
+        *xb += acc_x * (k_c * q[i]);
+        *qb += k_c * acc_q;
+    });
+}
+
+/// The same products for the external point charges and the uniform field of `ext`
+/// (`f_i = q_i (E + k_c Σ_e Q_e r_ie w_ie)`, external charges held fixed).
+#[allow(clippy::too_many_arguments)] // the same operands as `coulomb_vjp`, plus the environment
+pub fn external_vjp(
+    ext: &ExternalField,
+    x: &[Vec3],
+    q: &[Real],
+    k_c: Real,
+    eps: Real,
+    f_bar: &[Vec3],
+    x_bar: &mut [Vec3],
+    q_bar: &mut [Real],
+) {
+    let eps2 = eps * eps;
+    x_bar.par_iter_mut().zip(q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
+        let fi = f_bar[i];
+        let mut e = ext.uniform;
+        let mut jac_t_f = Vec3::zeros();
+        for c in &ext.charges {
+            let r = x[i] - c.position;
+            let s2 = r.norm_squared() + eps2;
+            let w = inv_r3(s2);
+            if w == 0.0 {
+                continue;
+            }
+            e += r * (k_c * c.charge * w);
+            jac_t_f += (fi * w - r * (3.0 * w * r.dot(&fi) / s2)) * (k_c * c.charge);
+        }
+        *xb += jac_t_f * q[i];
+        *qb += e.dot(&fi);
+    });
+}
+
+/// Adjoint of Liu 2013's local step `d_s = l_s p / |p|` (`p = x_a − x_b`): with
+/// `∂d_s/∂p = (l_s / |p|)(I − p̂ p̂ᵀ)`, writes `g_i = Σ_{s ∋ i} ± (∂d_s/∂p)ᵀ d̄_s` into `g`.
+/// A spring whose ends coincide kept its previous direction, which does not depend on `x`.
+pub fn local_step_vjp(
+    springs: &Springs,
+    x: &[Vec3],
+    d_bar: &[Vec3],
+    per_spring: &mut [Vec3],
+    g: &mut [Vec3],
+) {
+    let rest = springs.rest_lengths();
+    per_spring.par_iter_mut().enumerate().for_each(|(s, e)| {
+        let [a, b] = springs.ends()[s];
+        let p = x[a as usize] - x[b as usize];
+        let len = p.norm();
+        *e = if len > 0.0 {
+            let u = p / len;
+            (d_bar[s] - u * u.dot(&d_bar[s])) * (rest[s] / len)
+        } else {
+            Vec3::zeros()
+        };
+    });
+    g.par_iter_mut().enumerate().for_each(|(i, gi)| {
+        *gi = springs.incident(i).iter().map(|&(s, sign)| per_spring[s as usize] * sign).sum();
+    });
+}
+
+/// `Jᵀ λ` per spring, `k_s (λ_a − λ_b)` ([Liu 2013](crate#references) Eq. (12) transposed).
+pub fn jt(springs: &Springs, lambda: &[Vec3], out: &mut [Vec3]) {
+    let k = springs.stiffness();
+    out.par_iter_mut().enumerate().for_each(|(s, o)| {
+        let [a, b] = springs.ends()[s];
+        *o = (lambda[a as usize] - lambda[b as usize]) * k[s];
+    });
+}
+
+/// `λ · ∂(J d − L x)/∂σ` for a global stiffness scale `σ` at `σ = 1`:
+/// `Σ_s k_s (λ_a − λ_b)·(d_s − (x_a − x_b))`, the derivative of the global step's residual.
+pub fn stiffness_scale_dot(springs: &Springs, lambda: &[Vec3], d: &[Vec3], x: &[Vec3]) -> Real {
+    let k = springs.stiffness();
+    (0..springs.len())
+        .into_par_iter()
+        .map(|s| {
+            let [a, b] = springs.ends()[s];
+            let (a, b) = (a as usize, b as usize);
+            k[s] * (lambda[a] - lambda[b]).dot(&(d[s] - (x[a] - x[b])))
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coulomb::{DirectSum, FieldSolver};
+    use crate::fields::PointCharge;
+
+    fn points() -> (Vec<Vec3>, Vec<Real>, Vec<Vec3>) {
+        let x = vec![
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(0.3, 0.1, -0.2),
+            Vec3::new(-0.2, 0.4, 0.1),
+            Vec3::new(0.1, -0.3, 0.5),
+        ];
+        let q = vec![1e-6, -2e-6, 1.5e-6, 0.5e-6];
+        let f_bar = vec![
+            Vec3::new(0.3, -0.1, 0.2),
+            Vec3::new(-0.5, 0.2, 0.1),
+            Vec3::new(0.1, 0.1, -0.4),
+            Vec3::new(0.2, -0.3, 0.3),
+        ];
+        (x, q, f_bar)
+    }
+
+    /// `f̄ · F(x, q)` differentiated by central differences must equal the products.
+    fn check_against_fd(
+        force: impl Fn(&[Vec3], &[Real]) -> Vec<Vec3>,
+        vjp: impl Fn(&[Vec3], &[Real], &[Vec3], &mut [Vec3], &mut [Real]),
+    ) {
+        let (x, q, f_bar) = points();
+        let objective =
+            |x: &[Vec3], q: &[Real]| -> Real { force(x, q).iter().zip(&f_bar).map(|(f, b)| f.dot(b)).sum() };
+        let mut x_bar = vec![Vec3::zeros(); 4];
+        let mut q_bar = vec![0.0; 4];
+        vjp(&x, &q, &f_bar, &mut x_bar, &mut q_bar);
+        for i in 0..4 {
+            for c in 0..3 {
+                let h = 1e-6;
+                let (mut xp, mut xm) = (x.clone(), x.clone());
+                xp[i][c] += h;
+                xm[i][c] -= h;
+                let fd = (objective(&xp, &q) - objective(&xm, &q)) / (2.0 * h);
+                assert!(
+                    (fd - x_bar[i][c]).abs() <= 1e-6 * x_bar[i].norm().max(1e-3),
+                    "x {i},{c}: {fd} vs {}",
+                    x_bar[i][c]
+                );
+            }
+            let h = 1e-12;
+            let (mut qp, mut qm) = (q.clone(), q.clone());
+            qp[i] += h;
+            qm[i] -= h;
+            let fd = (objective(&x, &qp) - objective(&x, &qm)) / (2.0 * h);
+            assert!((fd - q_bar[i]).abs() <= 1e-6 * q_bar[i].abs(), "q {i}: {fd} vs {}", q_bar[i]);
+        }
+    }
+
+    #[test]
+    fn coulomb_vjp_matches_finite_differences() {
+        let (k_c, eps) = (crate::COULOMB_CONSTANT, 0.05);
+        check_against_fd(
+            |x, q| {
+                let mut f = vec![Vec3::zeros(); x.len()];
+                DirectSum::default().forces(x, q, k_c, eps, &mut f).unwrap();
+                f
+            },
+            |x, q, fb, xb, qb| coulomb_vjp(x, q, k_c, eps, fb, xb, qb),
+        );
+    }
+
+    #[test]
+    fn external_vjp_matches_finite_differences() {
+        let (k_c, eps) = (crate::COULOMB_CONSTANT, 0.01);
+        let ext = ExternalField {
+            charges: vec![
+                PointCharge { position: Vec3::new(1.0, 0.5, 0.0), charge: -3e-6 },
+                PointCharge { position: Vec3::new(-0.5, 0.0, 1.0), charge: 2e-6 },
+            ],
+            uniform: Vec3::new(1e3, -2e3, 5e2),
+        };
+        check_against_fd(
+            |x, q| {
+                let mut f = vec![Vec3::zeros(); x.len()];
+                ext.add_forces(x, q, k_c, eps, &mut f);
+                f
+            },
+            |x, q, fb, xb, qb| external_vjp(&ext, x, q, k_c, eps, fb, xb, qb),
+        );
+    }
+}
