@@ -36,8 +36,18 @@ lint: toolchain
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
-unit:
-	$(CARGO) test --workspace
+## unit: every Rust test. NVRTC (libnvrtc.so.12) comes from PyPI, pinned, so that every CUDA
+## kernel in kernels/ is compiled here without a GPU or CUDA toolkit (cudarc dlopens it by name,
+## hence LD_LIBRARY_PATH); CMSC_REQUIRE_NVRTC=1 makes a missing NVRTC a failure, not a skip.
+NVRTC_WHEEL := nvidia-cuda-nvrtc-cu12==12.8.93
+.venv-nvrtc/.installed:
+	test -x .venv-nvrtc/bin/python || python3 -m venv .venv-nvrtc
+	.venv-nvrtc/bin/pip install -q $(NVRTC_WHEEL)
+	touch $@
+NVRTC_LIB = $$(.venv-nvrtc/bin/python -c 'import os, nvidia.cuda_nvrtc as m; print(os.path.join(m.__path__[0], "lib"))')
+
+unit: .venv-nvrtc/.installed
+	CMSC_REQUIRE_NVRTC=1 LD_LIBRARY_PATH=$(NVRTC_LIB)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} $(CARGO) test --workspace
 
 ## ctest: the C ABI from C: tests/c/smoke.c against include/cmsc.h and libcmsc.so
 ctest:

@@ -47,7 +47,8 @@ typedef enum {
   CMSC_INVALID_ARGUMENT = 1,
   // A step produced non-finite state; the simulation keeps its last good step.
   CMSC_DIVERGED = 2,
-  // The requested method is not available (no GPU device, or not in this build).
+  // The requested method is not available here: no CUDA driver, no CUDA device, or no NVRTC
+  // to compile the GPU kernels; cmsc_last_error() names which. Nothing falls back to the CPU.
   CMSC_UNAVAILABLE = 3,
   // An internal error (a bug); see cmsc_last_error().
   CMSC_INTERNAL = 4,
@@ -61,11 +62,16 @@ typedef enum {
   CMSC_COULOMB_DIRECT = 1,
   // DDEF approximation (paper §3.1) with `grid_points` grid points, CPU.
   CMSC_COULOMB_DDEF = 2,
-  // DDEF with the far field on a CUDA GPU. Not in this build: CMSC_UNAVAILABLE.
+  // DDEF with the far-field gather on a CUDA GPU (f32 terms, f64 sums; within 1e-4 of
+  // CMSC_COULOMB_DDEF); grid and near field on the CPU. Needs the NVIDIA driver and NVRTC
+  // (libnvrtc.so.12) at run time, else cmsc_create returns CMSC_UNAVAILABLE with the reason.
   CMSC_COULOMB_DDEF_GPU = 3,
-  // Exact sum on a CUDA GPU. Not in this build: CMSC_UNAVAILABLE.
+  // Exact sum on a CUDA GPU (f32 terms, f64 sums; within 1e-5 of CMSC_COULOMB_DIRECT). Needs
+  // the NVIDIA driver and NVRTC at run time, else CMSC_UNAVAILABLE with the reason.
   CMSC_COULOMB_DIRECT_GPU = 4,
-  // The library chooses from the vertex count: DIRECT below 20,000 vertices, DDEF above.
+  // The library chooses from the vertex count: DIRECT below 20,000 vertices, DDEF above;
+  // with a usable CUDA GPU, from 5,000 vertices DIRECT_GPU and from 200,000 DDEF_GPU
+  // (estimated thresholds, not yet measured on a device). Never fails for lack of a GPU.
   CMSC_COULOMB_AUTO = 5,
 } CmscCoulomb;
 

@@ -30,6 +30,15 @@ pub enum Error {
     /// The global matrix `M + h²L` could not be factored.
     #[error("factorization of M + h^2 L failed: {0}")]
     Factorization(String),
+    /// A GPU method was requested but cannot run here: no CUDA driver (`libcuda.so`), no CUDA
+    /// device, or no NVRTC to compile the kernels. The message names which; nothing falls back
+    /// to the CPU silently.
+    #[error("GPU Coulomb method unavailable: {0}")]
+    GpuUnavailable(String),
+    /// A CUDA call failed while a GPU backend was running (kernel compilation, allocation,
+    /// launch or copy).
+    #[error("GPU error: {0}")]
+    Gpu(String),
 }
 
 impl Error {

@@ -96,11 +96,8 @@ impl CmscParams {
             x if x == C::CMSC_COULOMB_DIRECT as u32 => FieldMethod::Direct,
             x if x == C::CMSC_COULOMB_AUTO as u32 => FieldMethod::Auto,
             x if x == C::CMSC_COULOMB_DDEF as u32 => FieldMethod::Ddef,
-            x if x == C::CMSC_COULOMB_DDEF_GPU as u32 || x == C::CMSC_COULOMB_DIRECT_GPU as u32 => {
-                return Err(FfiError::unavailable(
-                    "GPU Coulomb methods are not available: this build of cmsc has no CUDA support",
-                ))
-            }
+            x if x == C::CMSC_COULOMB_DDEF_GPU as u32 => FieldMethod::DdefGpu,
+            x if x == C::CMSC_COULOMB_DIRECT_GPU as u32 => FieldMethod::DirectGpu,
             other => {
                 return Err(FfiError::invalid(format!("`params.coulomb`: unknown CmscCoulomb value {other}")))
             }

@@ -7,9 +7,11 @@
 
 mod ddef;
 mod direct;
+pub mod gpu;
 mod simd;
 
 pub use ddef::{Ddef, DdefTimings, Neighborhood};
+pub use gpu::DirectGpu;
 
 pub use direct::{coulomb_energy, DirectSum};
 
@@ -26,11 +28,15 @@ pub enum FieldMethod {
     /// The `O(m n)` DDEF approximation of [Paper](crate#references) §3.1, [`Ddef`], with
     /// `SimParams::grid_points` grid points.
     Ddef,
-    /// Let the library choose from the vertex count: the exact sum below
-    /// [`AUTO_DDEF_MIN_VERTICES`], DDEF from there on. [`crate::System::field_method`] reports
-    /// the resolved choice.
+    /// Let the library choose from the vertex count and the hardware (see
+    /// [`FieldMethod::resolve`]). [`crate::System::field_method`] reports the resolved choice.
     #[default]
     Auto,
+    /// [`FieldMethod::Ddef`] with the far-field gather (Alg. 1, line 4) on a CUDA GPU,
+    /// `kernels/ddef_far.cu`; grid, location and near field stay on the CPU.
+    DdefGpu,
+    /// The exact sum on a CUDA GPU, [`DirectGpu`] (`kernels/direct.cu`).
+    DirectGpu,
 }
 
 /// Vertex count from which [`FieldMethod::Auto`] picks DDEF. Measured with m = 1000 on torus
@@ -40,10 +46,35 @@ pub enum FieldMethod {
 /// a few hundred ms per evaluation and is kept for its exactness.
 pub const AUTO_DDEF_MIN_VERTICES: usize = 20_000;
 
+/// Vertex count from which [`FieldMethod::Auto`] uses a usable CUDA GPU ([`gpu::usable`]).
+/// **Not yet measured on a device**: an estimate from the costs of a first GPU use (context and
+/// NVRTC compilation, ~0.5 s once) and of a launch with its copies (~0.1 ms), against the CPU
+/// direct sum's ~25 ms at n = 5K on 2 cores. `examples/gpu_bench.rs` measures it.
+pub const AUTO_GPU_MIN_VERTICES: usize = 5_000;
+
+/// Vertex count from which [`FieldMethod::Auto`] on a GPU moves from the exact
+/// [`FieldMethod::DirectGpu`] to [`FieldMethod::DdefGpu`]. **Not yet measured on a device**: at
+/// an expected ~10¹² pair terms/s the exact sum costs ~40 ms at n = 200K, about a step's budget
+/// at interactive rates, and grows as n²; `examples/gpu_bench.rs` measures the crossover.
+pub const AUTO_GPU_DDEF_MIN_VERTICES: usize = 200_000;
+
 impl FieldMethod {
     /// The concrete method `self` stands for on a system of `n` vertices.
+    ///
+    /// [`FieldMethod::Auto`] becomes, with a usable CUDA GPU ([`gpu::usable`], probed once per
+    /// process and only for `n >=` [`AUTO_GPU_MIN_VERTICES`]): [`FieldMethod::DirectGpu`] below
+    /// [`AUTO_GPU_DDEF_MIN_VERTICES`] and [`FieldMethod::DdefGpu`] from there on. Without one, and
+    /// below [`AUTO_GPU_MIN_VERTICES`]: [`FieldMethod::Direct`] below [`AUTO_DDEF_MIN_VERTICES`],
+    /// [`FieldMethod::Ddef`] from there on. Every other method stands for itself.
     pub fn resolve(self, n: usize) -> FieldMethod {
         match self {
+            FieldMethod::Auto if n >= AUTO_GPU_MIN_VERTICES && gpu::usable() => {
+                if n >= AUTO_GPU_DDEF_MIN_VERTICES {
+                    FieldMethod::DdefGpu
+                } else {
+                    FieldMethod::DirectGpu
+                }
+            }
             FieldMethod::Auto if n >= AUTO_DDEF_MIN_VERTICES => FieldMethod::Ddef,
             FieldMethod::Auto => FieldMethod::Direct,
             m => m,
@@ -70,6 +101,36 @@ pub trait FieldSolver: Send {
     fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()>;
 }
 
+/// DDEF's far-field gather, [Paper](crate#references) Eq. (9) (Alg. 1, line 4), run somewhere
+/// other than the CPU: [`Ddef`] calls it instead of its own gather when one is set.
+pub(crate) trait FarFieldGather: Send {
+    /// The method a [`Ddef`] with this gather implements.
+    fn method(&self) -> FieldMethod;
+
+    /// Writes `ê(u_j) / k_c = Σ_{i ∉ M_j} q_i (u_j − x_i) / (|u_j − x_i|² + ε²)^{3/2}` for every
+    /// grid point into `out`.
+    ///
+    /// # Arguments
+    /// * `grid` — grid points `u_j` (m), world frame; `x`, `q` — charges (m, C, every `q ≠ 0`);
+    ///   `eps2` — `ε²` (m²).
+    /// * `near_start`, `near` — `M_j` as CSR: `near[near_start[j]..near_start[j + 1]]`, indices
+    ///   into `x`, ascending within each `j`; `near_start.len() == grid.len() + 1`.
+    ///
+    /// # Errors
+    /// Device failures ([`crate::Error::Gpu`]).
+    #[allow(clippy::too_many_arguments)] // the stage's inputs, each a separate array
+    fn gather(
+        &mut self,
+        grid: &[Vec3],
+        x: &[Vec3],
+        q: &[Real],
+        eps2: Real,
+        near_start: &[u32],
+        near: &[u32],
+        out: &mut [Vec3],
+    ) -> Result<()>;
+}
+
 /// The backend that returns zero forces, for [`FieldMethod::Off`].
 #[derive(Debug, Default)]
 pub struct NoField;
@@ -90,7 +151,9 @@ impl FieldSolver for NoField {
 /// near-set definition).
 ///
 /// # Errors
-/// None today; kept fallible because device backends can fail to start.
+/// [`crate::Error::GpuUnavailable`] for a GPU method when there is no CUDA driver, no device or
+/// no NVRTC (the message says which); [`crate::Error::Gpu`] if the device fails to start. A GPU
+/// method never falls back to the CPU.
 pub fn make_solver(
     method: FieldMethod,
     n: usize,
@@ -100,6 +163,8 @@ pub fn make_solver(
     Ok(match method.resolve(n) {
         FieldMethod::Off => Box::new(NoField),
         FieldMethod::Ddef => Box::new(Ddef::new(grid_points).with_neighborhood(near)),
+        FieldMethod::DdefGpu => Box::new(gpu::ddef_solver(grid_points, near)?),
+        FieldMethod::DirectGpu => Box::new(DirectGpu::new()?),
         FieldMethod::Direct | FieldMethod::Auto => Box::new(DirectSum::default()),
     })
 }

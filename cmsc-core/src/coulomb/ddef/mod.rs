@@ -37,7 +37,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::direct::{field_sum, Soa};
-use super::{inv_r3, FieldMethod, FieldSolver};
+use super::{inv_r3, FarFieldGather, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
 pub use grid::Neighborhood;
@@ -80,6 +80,8 @@ pub struct Ddef {
     sources: Soa,
     e_grid: Vec<Vec3>,
     timings: DdefTimings,
+    /// Runs step 4 instead of the CPU gather when set (e.g. on a GPU).
+    gather: Option<Box<dyn FarFieldGather>>,
 }
 
 impl Ddef {
@@ -98,7 +100,14 @@ impl Ddef {
             sources: Soa::default(),
             e_grid: vec![],
             timings: DdefTimings::default(),
+            gather: None,
         }
+    }
+
+    /// Runs the far-field gather (step 4) on `gather`, e.g. a GPU; the other steps stay here.
+    pub(crate) fn with_gather(mut self, gather: Box<dyn FarFieldGather>) -> Self {
+        self.gather = Some(gather);
+        self
     }
 
     /// Drops the far field and keeps only the exact near field: the paper's "far field
@@ -218,7 +227,7 @@ fn term(p: Vec3, x: Vec3, q: Real, eps2: Real) -> Vec3 {
 
 impl FieldSolver for Ddef {
     fn method(&self) -> FieldMethod {
-        FieldMethod::Ddef
+        self.gather.as_ref().map_or(FieldMethod::Ddef, |g| g.method())
     }
 
     fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
@@ -260,7 +269,9 @@ impl FieldSolver for Ddef {
         let world: Vec<Vec3> =
             grid.points.iter().map(|r| grid_box.reference_to_world(*r, grid.aspect)).collect();
         self.e_grid.resize(world.len(), Vec3::zeros());
-        if self.far_field {
+        if let (true, Some(gather)) = (self.far_field, self.gather.as_mut()) {
+            gather.gather(&world, &cx, &cq, eps2, &loc.inv_offsets, &loc.inv, &mut self.e_grid)?;
+        } else if self.far_field {
             self.sources.load(&cx, &cq);
             let sources = &self.sources;
             self.e_grid.par_iter_mut().enumerate().for_each(|(j, e)| {

@@ -1,0 +1,86 @@
+// Exact all-pairs softened Coulomb field, [Paper] Eq. (8) with Plummer softening eps:
+//
+//     e_i = sum_{j != i} q_j (x_i - x_j) / (|x_i - x_j|^2 + eps^2)^{3/2}
+//
+// (the force is f_i = k_c q_i e_i; the host applies k_c q_i and the unit scales). Conventions
+// shared with ddef_far.cu (see README.md): one thread per target, TILE sources at a time
+// through shared memory, positions as float hi + float lo pairs in the normalised frame
+// (|p| <= 1), f32 arithmetic summed in f32 over CHUNK sources and then in f64.
+//
+// Launch: block (TILE, 1, 1); grid (ceil(n / TILE), slices, 1). Block row y sums the sources
+// [y * slice, min(n, (y + 1) * slice)) and writes partial[y][c][i] (c = x, y, z); sum_slices
+// adds the rows. The self term j = i is zero by itself (x_i - x_j = 0).
+
+#define TILE 256
+#define CHUNK 32
+// Softened r^2 (in units of the frame scale squared) below which a pair is skipped instead of
+// overflowing f32: only coincident points with eps < 1e-12 of the frame scale reach it.
+#define R2_MIN 1e-24f
+
+// One softened Coulomb term, accumulated into acc when `keep`; branch-free (selects).
+__device__ __forceinline__ void coulomb_term(float4 t_hi, float4 t_lo, float4 s_hi, float4 s_lo,
+                                             float eps2, bool keep, float3 &acc)
+{
+    // (t_hi - s_hi) is exact or correctly rounded, (t_lo - s_lo) is ~2^-24 of it: the
+    // difference keeps its relative accuracy however far the pair is from the frame centre.
+    float dx = (t_hi.x - s_hi.x) + (t_lo.x - s_lo.x);
+    float dy = (t_hi.y - s_hi.y) + (t_lo.y - s_lo.y);
+    float dz = (t_hi.z - s_hi.z) + (t_lo.z - s_lo.z);
+    float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
+    float inv_r = rsqrtf(r2);
+    float w = (keep && r2 > R2_MIN) ? s_hi.w * (inv_r * inv_r * inv_r) : 0.0f; // q_j / r^3
+    acc.x = fmaf(dx, w, acc.x);
+    acc.y = fmaf(dy, w, acc.y);
+    acc.z = fmaf(dz, w, acc.z);
+}
+
+// hi[j] = (x, y, z, q) and lo[j] = (x, y, z, 0): the charges in the normalised frame.
+extern "C" __global__ void __launch_bounds__(TILE)
+direct_field(const float4 *__restrict__ hi, const float4 *__restrict__ lo, int n, int slice,
+             float eps2, double *__restrict__ partial)
+{
+    __shared__ float4 s_hi[TILE];
+    __shared__ float4 s_lo[TILE];
+    int i = blockIdx.x * TILE + threadIdx.x;
+    int t = min(i, n - 1); // threads past n compute a copy of the last target and write nothing
+    float4 t_hi = hi[t], t_lo = lo[t];
+    int begin = blockIdx.y * slice;
+    int end = min(n, begin + slice);
+    double ex = 0.0, ey = 0.0, ez = 0.0;
+    for (int base = begin; base < end; base += TILE) {
+        int j = base + threadIdx.x;
+        float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f); // q = 0 pads the last tile
+        s_hi[threadIdx.x] = j < end ? hi[j] : zero;
+        s_lo[threadIdx.x] = j < end ? lo[j] : zero;
+        __syncthreads();
+        for (int c = 0; c < TILE; c += CHUNK) {
+            float3 acc = make_float3(0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int k = 0; k < CHUNK; ++k)
+                coulomb_term(t_hi, t_lo, s_hi[c + k], s_lo[c + k], eps2, true, acc);
+            ex += acc.x;
+            ey += acc.y;
+            ez += acc.z;
+        }
+        __syncthreads();
+    }
+    if (i < n) {
+        size_t row = (size_t)blockIdx.y * 3 * n;
+        partial[row + i] = ex;
+        partial[row + n + i] = ey;
+        partial[row + 2 * (size_t)n + i] = ez;
+    }
+}
+
+// out[k] = sum over the slices y of partial[y * len + k], for k < len (deterministic order).
+extern "C" __global__ void sum_slices(const double *__restrict__ partial, int len, int slices,
+                                      double *__restrict__ out)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < len) {
+        double s = 0.0;
+        for (int y = 0; y < slices; ++y)
+            s += partial[(size_t)y * len + k];
+        out[k] = s;
+    }
+}
