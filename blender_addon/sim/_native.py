@@ -6,7 +6,7 @@ import ctypes
 import os
 import threading
 
-from .errors import BY_STATUS, CmscError, LibraryError
+from .errors import BY_STATUS, CmscError, LibraryError, UnavailableError
 
 #: The C ABI version this wrapper is written against (CMSC_ABI_VERSION of include/cmsc.h).
 ABI_VERSION = 1
@@ -64,10 +64,60 @@ SIGNATURES = {
     "cmsc_version": (ctypes.c_char_p, []),
     "cmsc_abi_version": (ctypes.c_uint32, []),
     "cmsc_destroy": (None, [_sim]),
+    # appended to ABI 1 with the gradients (issue 6): see OPTIONAL
+    "cmsc_rollout_gradient": (_status, [_sim, ctypes.c_uint32, _dptr, _size, _dptr, _dptr, _dptr, _dptr, _dptr]),
+    "cmsc_fit_charges": (_status, [_sim, ctypes.c_uint32, _dptr, _size, _dptr, _dptr, ctypes.c_uint32, _dptr]),
 }
+
+#: Symbols appended to ABI 1 after libraries without them were built: such a library still
+#: loads (same ABI version), and calling a missing one raises UnavailableError (`require`).
+OPTIONAL = frozenset({"cmsc_rollout_gradient", "cmsc_fit_charges"})
 
 _lock = threading.Lock()
 _loaded = {}
+
+#: The library's thread pool (rayon) reads this variable once, when it starts.
+THREADS_ENV = "RAYON_NUM_THREADS"
+#: The variable as this process started with it: what "0 threads" (automatic) restores.
+_threads_env_at_start = os.environ.get(THREADS_ENV)
+#: The variable's value when the first simulation was created (the pool has started since),
+#: or _NOT_STARTED.
+_NOT_STARTED = object()
+_pool_env = _NOT_STARTED
+
+
+def set_threads(count):
+    """Sets how many threads the library's pool will start with: `count` > 0, or 0 for
+    automatic (all cores, or RAYON_NUM_THREADS if the process was started with it).
+
+    The pool starts with the first simulation and keeps its size for the life of the process;
+    returns True if this setting will be used, False if the pool already runs with another
+    (then it takes effect in the next session)."""
+    count = int(count)
+    if count < 0:
+        raise ValueError(f"thread count must be >= 0, got {count}")
+    if count > 0:
+        os.environ[THREADS_ENV] = str(count)
+    elif _threads_env_at_start is None:
+        os.environ.pop(THREADS_ENV, None)
+    else:
+        os.environ[THREADS_ENV] = _threads_env_at_start
+    return _pool_env is _NOT_STARTED or _pool_env == os.environ.get(THREADS_ENV)
+
+
+def pool_threads():
+    """(started, setting): whether the pool has started, and the RAYON_NUM_THREADS value it
+    started with (None = automatic)."""
+    if _pool_env is _NOT_STARTED:
+        return False, None
+    return True, _pool_env
+
+
+def note_pool_start():
+    """Called when a simulation is created: from then on the pool size is fixed."""
+    global _pool_env
+    if _pool_env is _NOT_STARTED:
+        _pool_env = os.environ.get(THREADS_ENV)
 
 
 def load(path):
@@ -90,6 +140,8 @@ def load(path):
             try:
                 fn = getattr(lib, name)
             except AttributeError as e:
+                if name in OPTIONAL:
+                    continue
                 raise LibraryError(f"{path} lacks `{name}`: not a cmsc library of ABI {ABI_VERSION}") from e
             fn.restype = restype
             fn.argtypes = argtypes
@@ -98,6 +150,18 @@ def load(path):
             raise LibraryError(f"{path} implements cmsc ABI {found}, this add-on needs ABI {ABI_VERSION}")
         _loaded[path] = lib
         return lib
+
+
+def has(lib, name):
+    """Whether the loaded library exports `name` (always true outside OPTIONAL)."""
+    return hasattr(lib, name)
+
+
+def require(lib, name):
+    """Raises UnavailableError if an OPTIONAL symbol is missing from this library."""
+    if not has(lib, name):
+        version = lib.cmsc_version().decode("utf-8", "replace")
+        raise UnavailableError(f"libcmsc {version} predates `{name}`: update the library (the add-on) to use it")
 
 
 def addon_library_path():

@@ -1,8 +1,12 @@
 """A bake as plain data: every input the simulation needs, per frame and per substep, gathered
 on Blender's main thread into numpy arrays, then run anywhere (a worker thread in the modal
-bake) without touching bpy. Writes the PC2 cache as frames complete."""
+bake) without touching bpy. Writes the PC2 cache as frames complete.
+
+`step_frame` advances one frame from such inputs; the bake and the live preview both use it, so
+a preview played frame by frame equals the bake."""
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,6 +15,9 @@ from .errors import CmscError, DivergedError
 from .params import SimParams
 from .pc2 import Pc2Writer
 from .simulation import Simulation
+
+#: What a diverged frame's message suggests.
+DIVERGED_HINT = "Try more substeps, a lower stiffness or charge, or some damping"
 
 
 @dataclass
@@ -37,9 +44,12 @@ class BakeJob:
     group_charge: np.ndarray  # (F, S, g) C per unit weight, at each substep
     ext_charge: np.ndarray  # (F, S, k) C
     field: np.ndarray  # (F, S, 3) V/m
+    note: str = ""  # a fallback the user should know about (e.g. GPU unavailable → CPU)
     cancel: threading.Event = field(default_factory=threading.Event)
     frames_done: int = 0  # samples written so far (read by the UI thread for progress)
     error: str = ""  # why the bake stopped early, if it did
+    #: wall-clock seconds spent in the simulation ("simulate") and writing the cache ("write")
+    timings: dict = field(default_factory=lambda: {"simulate": 0.0, "write": 0.0})
 
     @property
     def frames(self):
@@ -50,52 +60,82 @@ class BakeJob:
         return self.group_charge.shape[1]
 
 
+def create_simulation(job):
+    """The job's simulation at its start frame (pins set); the caller closes it."""
+    sim = Simulation(job.library, job.x0, job.masses, job.springs, job.stiffness, job.params)
+    if len(job.pins):
+        sim.set_pins(job.pins)
+    return sim
+
+
+def step_frame(sim, group_weights, pins, pin_world, ext_world, group_charge, ext_charge, field):
+    """Advances one frame of `len(group_charge)` substeps.
+
+    pin_world, ext_world: (2, p, 3) and (2, k, 3) positions at the frame's start and end (m),
+    linearly interpolated per substep; group_charge (S, g) C per unit weight, ext_charge (S, k) C
+    and field (S, 3) V/m at each substep's end. Raises CmscError (DivergedError) from the step.
+    """
+    substeps = group_charge.shape[0]
+    for k in range(substeps):
+        a = (k + 1) / substeps
+        sim.set_charges(group_charge[k] @ group_weights)
+        if ext_charge.shape[1]:
+            sim.set_external_charges((1 - a) * ext_world[0] + a * ext_world[1], ext_charge[k])
+        sim.set_uniform_field(field[k])
+        if len(pins):
+            sim.set_pin_targets((1 - a) * pin_world[0] + a * pin_world[1])
+        sim.step(1)
+
+
+def to_local(world, world_to_local):
+    """(n, 3) world positions in object space, or None when some coordinate is beyond what a
+    float32 cache (and Blender) can hold."""
+    m = world_to_local
+    local = world @ m[:3, :3].T + m[:3, 3]
+    if not (np.abs(local) <= np.finfo(np.float32).max).all():
+        return None
+    return local
+
+
 def run(job, on_frame=None):
     """Runs the bake; returns the number of samples written (start frame included). Stops
     early, keeping a valid cache of the frames done, on cancel or divergence (`job.error`).
     `on_frame(job)` is called after each written frame (progress lines, progress bars)."""
-    with Simulation(job.library, job.x0, job.masses, job.springs, job.stiffness, job.params) as sim, Pc2Writer(
-        job.cache_path, len(job.x0), start_frame=job.start_frame
-    ) as pc2:
-        if len(job.pins):
-            sim.set_pins(job.pins)
+    clock = time.perf_counter
+    t0 = clock()
+    with create_simulation(job) as sim, Pc2Writer(job.cache_path, len(job.x0), start_frame=job.start_frame) as pc2:
+        t1 = clock()
+        job.timings["simulate"] += t1 - t0
         pc2.write(job.rest_local)
         job.frames_done = 1
+        job.timings["write"] += clock() - t1
         for f in range(job.frames):
             if job.cancel.is_set():
                 job.error = f"cancelled at frame {job.start_frame + f + 1}"
                 break
+            t0 = clock()
+            frame = job.start_frame + f + 1
             try:
-                for k in range(job.substeps):
-                    a = (k + 1) / job.substeps
-                    sim.set_charges(job.group_charge[f, k] @ job.group_weights)
-                    if job.ext_charge.shape[2]:
-                        pos = (1 - a) * job.ext_world[f] + a * job.ext_world[f + 1]
-                        sim.set_external_charges(pos, job.ext_charge[f, k])
-                    sim.set_uniform_field(job.field[f, k])
-                    if len(job.pins):
-                        sim.set_pin_targets((1 - a) * job.pin_world[f] + a * job.pin_world[f + 1])
-                    sim.step(1)
-            except DivergedError as e:
-                job.error = (
-                    f"diverged at frame {job.start_frame + f + 1}: {e}. "
-                    "Try more substeps, a lower stiffness or charge, or some damping"
+                step_frame(
+                    sim, job.group_weights, job.pins, job.pin_world[f : f + 2], job.ext_world[f : f + 2],
+                    job.group_charge[f], job.ext_charge[f], job.field[f],
                 )
+                local = to_local(sim.positions, job.world_to_local[f])
+            except DivergedError as e:
+                job.error = f"diverged at frame {frame}: {e}. {DIVERGED_HINT}"
                 break
             except CmscError as e:
-                job.error = f"failed at frame {job.start_frame + f + 1}: {e}"
+                job.error = f"failed at frame {frame}: {e}"
                 break
-            m = job.world_to_local[f]
-            local = sim.positions @ m[:3, :3].T + m[:3, 3]
-            if not (np.abs(local) <= np.finfo(np.float32).max).all():
-                # finite in f64 but beyond what a float32 cache (and Blender) can hold
-                job.error = (
-                    f"diverged at frame {job.start_frame + f + 1}: vertices left the float32 range. "
-                    "Try more substeps, a lower stiffness or charge, or some damping"
-                )
+            finally:
+                t1 = clock()
+                job.timings["simulate"] += t1 - t0
+            if local is None:
+                job.error = f"diverged at frame {frame}: vertices left the float32 range. {DIVERGED_HINT}"
                 break
             pc2.write(local)
             job.frames_done += 1
+            job.timings["write"] += clock() - t1
             if on_frame is not None:
                 on_frame(job)
     return job.frames_done

@@ -48,6 +48,7 @@ class Simulation:
             _ptr(self._x), n, _ptr(m), _ptr(springs, ctypes.c_uint32), springs.shape[0], _ptr(k),
             ctypes.byref(c_params), ctypes.byref(handle),
         )
+        _native.note_pool_start()
         _native.check(self._lib, status)
         self._handle = handle
         self.n_vertices = n
@@ -151,6 +152,46 @@ class Simulation:
         e = _native.CmscEnergies()
         self._call("cmsc_energies", ctypes.byref(e))
         return {name: getattr(e, name) for name, _ in e._fields_}
+
+    # -- gradients (paper §3.2) -----------------------------------------------------------------
+    def _groups_and_target(self, group_weights, group_charges, target):
+        w = np.ascontiguousarray(group_weights, dtype=np.float64)
+        if w.ndim != 2 or w.shape[1] != self.n_vertices:
+            raise InvalidArgumentError(f"group_weights must have shape (groups, {self.n_vertices}), got {w.shape}")
+        q = _f64(group_charges, (w.shape[0],), "group_charges")
+        x = _f64(target, (self.n_vertices, 3), "target")
+        return w, q, x
+
+    def rollout_gradient(self, steps, group_weights, group_charges, target, stiffness=False):
+        """Loss `L = (1/2n) Σ_i |x_i(T) − target_i|²` (m²) after `steps` steps from the current
+        state with vertex charges `group_charges @ group_weights`, and its gradients.
+
+        group_weights: (g, n); group_charges: (g,) C; target: (n, 3) m. Returns
+        `(loss, grad_charges (g,) m²/C, grad_stiffness_scale m² or None)` — the last only if
+        `stiffness`. The state, charges and time are restored afterwards. UnavailableError if the
+        library predates the gradients."""
+        _native.require(self._lib, "cmsc_rollout_gradient")
+        w, q, x = self._groups_and_target(group_weights, group_charges, target)
+        loss = ctypes.c_double()
+        grad = np.empty(w.shape[0])
+        scale = ctypes.c_double() if stiffness else None
+        self._call(
+            "cmsc_rollout_gradient", int(steps), _ptr(w), w.shape[0], _ptr(q), _ptr(x), ctypes.byref(loss), _ptr(grad),
+            ctypes.byref(scale) if stiffness else None,
+        )
+        return loss.value, grad, (scale.value if stiffness else None)
+
+    def fit_charges(self, steps, group_weights, group_charges, target, max_iterations=50):
+        """The group charges (C) that bring the state after `steps` steps closest to `target`
+        (L-BFGS in the library, from the initial guess `group_charges`, not all zero without
+        external charges or field); returns `(charges (g,), loss m²)`. The simulation is left as
+        it was."""
+        _native.require(self._lib, "cmsc_fit_charges")
+        w, q, x = self._groups_and_target(group_weights, group_charges, target)
+        q = q.copy()
+        loss = ctypes.c_double()
+        self._call("cmsc_fit_charges", int(steps), _ptr(w), w.shape[0], _ptr(q), _ptr(x), int(max_iterations), ctypes.byref(loss))
+        return q, loss.value
 
     @property
     def library_version(self):

@@ -1,10 +1,11 @@
-"""bpy-facing code: properties, operators, panels. Registered in dependency order."""
+"""bpy-facing code: properties, preferences, operators (bake, fit), panels, the live preview handler.
+Registered in dependency order, unregistered in reverse."""
 
 import bpy
 
-from . import operators, panels, properties
+from . import fit, operators, panels, preferences, preview, properties
 
-_modules = (properties, operators, panels)
+_modules = (properties, preferences, operators, fit, panels)
 
 
 def register():
@@ -12,9 +13,14 @@ def register():
         for cls in m.CLASSES:
             bpy.utils.register_class(cls)
     properties.attach()
+    panels.register()
+    preview.register()
+    preferences.apply_threads()
 
 
 def unregister():
+    preview.unregister()
+    panels.unregister()
     properties.detach()
     for m in reversed(_modules):
         for cls in reversed(m.CLASSES):

@@ -7,7 +7,7 @@ import bpy
 from ..sim.bake_job import run
 from ..sim.errors import CmscError
 from . import bake as baking
-from . import bridge
+from . import bridge, preferences
 
 
 def _mesh_with_cmsc(context):
@@ -15,8 +15,56 @@ def _mesh_with_cmsc(context):
     return obj is not None and obj.type == "MESH"
 
 
+def _library_ok():
+    return preferences.library_problem() is None
+
+
 #: Bakes running in the UI, by object name: the panel draws their progress.
-RUNNING = {}
+RUNNING = baking.RUNNING
+
+
+class ModalBake:
+    """The modal bake apart from Blender's event loop: constructing it gathers the inputs on
+    the main thread and starts a worker thread that sees only numpy arrays; `update(event_type)` is what
+    each event does (Esc asks the worker to stop after its current frame) and says whether the
+    worker is done; `finish(report)` writes the result back to Blender on the main thread."""
+
+    def __init__(self, context, obj):
+        self.obj = obj
+        self.job = baking.collect(context, obj)
+        self.failure = None
+        self.thread = threading.Thread(target=self._work, name="cmsc bake", daemon=True)
+        RUNNING[obj.name] = self.job
+        self.thread.start()
+
+    def _work(self):
+        try:
+            run(self.job)
+        except Exception as e:  # noqa: BLE001 - reported on the main thread
+            self.failure = e
+
+    def update(self, event_type):
+        """Handles one event; True once the worker has finished."""
+        if event_type == "ESC":
+            self.job.cancel.set()
+        return not self.thread.is_alive()
+
+    def finish(self, report):
+        """Adds the cache to the object and reports; returns the operator's result."""
+        self.thread.join()
+        RUNNING.pop(self.obj.name, None)
+        baking.finish(self.obj, self.job)
+        if self.job.note:
+            report({"WARNING"}, f"cmsc: {self.job.note}")
+        if self.failure is not None:
+            report({"ERROR"}, f"cmsc: bake failed: {self.failure}")
+            return {"CANCELLED"}
+        if self.job.error:
+            level = "WARNING" if self.job.error.startswith("cancelled") else "ERROR"
+            report({level}, f"cmsc: {self.job.error}; kept {self.job.frames_done} baked frames")
+            return {"CANCELLED"}
+        report({"INFO"}, f"cmsc: baked {self.job.frames_done} frames")
+        return {"FINISHED"}
 
 
 class CMSC_OT_bake(bpy.types.Operator):
@@ -29,49 +77,29 @@ class CMSC_OT_bake(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         obj = context.active_object
-        return _mesh_with_cmsc(context) and obj.cmsc.enabled and obj.name not in RUNNING
+        return _mesh_with_cmsc(context) and obj.cmsc.enabled and obj.name not in RUNNING and _library_ok()
 
     def invoke(self, context, event):
-        """Modal: the simulation runs in a worker thread that sees only numpy arrays; this
-        thread gathers the inputs first, then polls progress and handles Esc."""
-        self._obj = context.active_object
+        """Modal with a progress bar and Esc; in background mode (no event loop to drive a
+        modal operator) or without a window the bake runs to the end as from a script."""
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
         try:
-            self._job = baking.collect(context, self._obj)
+            self._run = ModalBake(context, context.active_object)
         except CmscError as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
-        self._thread = threading.Thread(target=self._work, name="cmsc bake", daemon=True)
-        self._failure = None
-        RUNNING[self._obj.name] = self._job
-        self._thread.start()
         self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
         context.window_manager.modal_handler_add(self)
         return {"RUNNING_MODAL"}
 
-    def _work(self):
-        try:
-            run(self._job)
-        except Exception as e:  # noqa: BLE001 - reported on the main thread
-            self._failure = e
-
     def modal(self, context, event):
-        if event.type == "ESC":
-            self._job.cancel.set()
         if event.type == "TIMER" and context.area is not None:
             context.area.tag_redraw()
-        if self._thread.is_alive():
+        if not self._run.update(event.type):
             return {"RUNNING_MODAL"}
         context.window_manager.event_timer_remove(self._timer)
-        RUNNING.pop(self._obj.name, None)
-        baking.finish(self._obj, self._job)
-        if self._failure is not None:
-            self.report({"ERROR"}, f"cmsc: bake failed: {self._failure}")
-            return {"CANCELLED"}
-        if self._job.error:
-            self.report({"WARNING"}, f"cmsc: {self._job.error}; kept {self._job.frames_done} baked frames")
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"cmsc: baked {self._job.frames_done} frames")
-        return {"FINISHED"}
+        return self._run.finish(self.report)
 
     def execute(self, context):
         obj = context.active_object
@@ -143,4 +171,21 @@ class CMSC_OT_charge_group_remove(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (CMSC_OT_bake, CMSC_OT_free_bake, CMSC_OT_charge_group_add, CMSC_OT_charge_group_remove)
+class CMSC_OT_physics_toggle(bpy.types.Operator):
+    """Enable or disable the charged mass-spring simulation of the active object"""
+
+    bl_idname = "cmsc.physics_toggle"
+    bl_label = "Charged Mass-Spring"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_with_cmsc(context)
+
+    def execute(self, context):
+        s = context.active_object.cmsc
+        s.enabled = not s.enabled
+        return {"FINISHED"}
+
+
+CLASSES = (CMSC_OT_physics_toggle, CMSC_OT_bake, CMSC_OT_free_bake, CMSC_OT_charge_group_add, CMSC_OT_charge_group_remove)

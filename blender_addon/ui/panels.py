@@ -1,18 +1,16 @@
-"""Panels in the Physics and Scene properties."""
+"""Panels in the Physics and Scene properties, and the entry in the Physics tab's "Enable
+physics for" buttons."""
 
 import bpy
 
-from ..sim import _native
-from ..sim.errors import LibraryError
+from . import bake, preferences, preview
+from .text import wrapped_label
+from .operators import RUNNING
 
 
 def library_problem():
     """None if the native library loads, else the reason (shown in the panels)."""
-    try:
-        _native.load(_native.addon_library_path())
-    except LibraryError as e:
-        return str(e)
-    return None
+    return preferences.library_problem()
 
 
 class CMSC_UL_charge_groups(bpy.types.UIList):
@@ -20,6 +18,20 @@ class CMSC_UL_charge_groups(bpy.types.UIList):
         row = layout.row(align=True)
         row.prop_search(item, "vertex_group", context.active_object, "vertex_groups", text="")
         row.prop(item, "charge", text="µC")
+        row.prop(item, "fit", text="", icon="CHECKBOX_HLT" if item.fit else "CHECKBOX_DEHLT", emboss=False)
+
+
+def _coulomb_note(context, s):
+    """Why the Coulomb method that runs differs from the one asked for (GPU fallback), or ""."""
+    from ..sim import _native, methods
+    from ..sim.params import CoulombMethod
+
+    wants_gpu = s.coulomb_method == "DDEF_GPU" or preferences.use_gpu()
+    if not wants_gpu:
+        return ""
+    n = len(context.object.data.vertices)
+    _, note = methods.choose(_native.addon_library_path(), CoulombMethod[s.coulomb_method], preferences.use_gpu(), n)
+    return note
 
 
 class CMSC_PT_main(bpy.types.Panel):
@@ -37,14 +49,19 @@ class CMSC_PT_main(bpy.types.Panel):
         self.layout.prop(context.object.cmsc, "enabled", text="")
 
     def draw(self, context):
-        layout, s = self.layout, context.object.cmsc
+        layout, obj = self.layout, context.object
+        s = obj.cmsc
         problem = library_problem()
         if problem:
             layout.label(text="cmsc library unavailable:", icon="ERROR")
-            layout.label(text=problem)
+            wrapped_label(layout, problem)
             return
         layout.active = s.enabled
+        baked = bake.has_bake(obj)
+        job = RUNNING.get(obj.name)
         col = layout.column()
+        # like Cloth: settings are greyed out while a bake exists; a change marks it outdated
+        col.active = not baked and job is None
         col.prop(s, "mass")
         col.prop(s, "stiffness")
         col.prop(s, "bending_stiffness")
@@ -52,29 +69,45 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "substeps")
         col.prop(s, "iterations")
         col.prop(s, "coulomb_method")
+        note = _coulomb_note(context, s)
+        if note:
+            wrapped_label(col, note, icon="ERROR")
         if s.coulomb_method.startswith("DDEF"):
             col.prop(s, "grid_points")
-        col.prop_search(s, "pin_group", context.object, "vertex_groups")
-        layout.label(text="Charge Groups")
-        row = layout.row()
+        col.prop_search(s, "pin_group", obj, "vertex_groups")
+        col.label(text="Charge Groups")
+        row = col.row()
         row.template_list("CMSC_UL_charge_groups", "", s, "charge_groups", s, "charge_group_index", rows=3)
         ops = row.column(align=True)
         ops.operator("cmsc.charge_group_add", icon="ADD", text="")
         ops.operator("cmsc.charge_group_remove", icon="REMOVE", text="")
+        fit = col.box()
+        fit.label(text="Fit charges to a shape key (marked groups, or all)")
+        fit.operator("cmsc.fit_charges", icon="DRIVER_DISTANCE")
+
         box = layout.box()
-        box.row(align=True).prop(s, "frame_start")
-        box.row(align=True).prop(s, "frame_end")
+        frames = box.column(align=True)
+        frames.active = col.active
+        frames.prop(s, "frame_start")
+        frames.prop(s, "frame_end")
         box.prop(s, "cache_format")
         box.prop(s, "cache_path")
-        from .operators import RUNNING
-
-        job = RUNNING.get(context.object.name)
         if job is not None:
             done = job.frames_done / max(1, job.frames + 1)
             box.progress(factor=done, type="BAR", text=f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)")
+        elif baked and s.cache_outdated:
+            box.label(text="Cache is outdated: a setting changed since the bake", icon="ERROR")
+        elif baked:
+            box.label(text="Baked: changing a setting marks the cache outdated", icon="INFO")
         row = box.row(align=True)
-        row.operator("cmsc.bake")
+        row.operator("cmsc.bake", text="Bake (outdated)" if baked and s.cache_outdated else "Bake")
         row.operator("cmsc.free_bake")
+        prow = box.row()
+        prow.active = not baked
+        prow.prop(s, "preview")
+        st = preview.status(obj)
+        if st is not None:
+            wrapped_label(box, st[1], icon=st[0])
 
 
 class CMSC_PT_external_charge(bpy.types.Panel):
@@ -108,4 +141,22 @@ class CMSC_PT_scene(bpy.types.Panel):
         self.layout.prop(context.scene.cmsc, "use_gravity")
 
 
+def draw_physics_add(self, context):
+    """Appended to PHYSICS_PT_add ("Enable physics for"): a button like Cloth's that turns the
+    simulation on (its icon) or off (an X)."""
+    obj = context.object
+    if obj is None or obj.type != "MESH":
+        return
+    row = self.layout.row(align=True)
+    row.operator("cmsc.physics_toggle", text="Charged Mass-Spring", icon="X" if obj.cmsc.enabled else "PHYSICS")
+
+
 CLASSES = (CMSC_UL_charge_groups, CMSC_PT_main, CMSC_PT_external_charge, CMSC_PT_scene)
+
+
+def register():
+    bpy.types.PHYSICS_PT_add.append(draw_physics_add)
+
+
+def unregister():
+    bpy.types.PHYSICS_PT_add.remove(draw_physics_add)

@@ -1,4 +1,7 @@
-"""The add-on's properties (names fixed by DESIGN.md, "The Blender add-on contract")."""
+"""The add-on's properties (names fixed by DESIGN.md, "The Blender add-on contract").
+
+Changing a simulation setting while a bake exists marks that bake outdated (`cache_outdated`,
+shown in the panel like Blender's own caches) and restarts the live preview."""
 
 import bpy
 from bpy.props import (
@@ -13,26 +16,90 @@ from bpy.props import (
 )
 
 
+def settings_changed(obj):
+    """A setting of `obj`'s simulation changed: its bake (if any) no longer matches, and its
+    preview restarts."""
+    from . import bake, preview
+
+    if obj is None or obj.type != "MESH":
+        return
+    if bake.has_bake(obj) and not obj.cmsc.cache_outdated:
+        obj.cmsc.cache_outdated = True
+    preview.reset(obj)
+
+
+def _object_setting(self, context):
+    settings_changed(self.id_data)
+
+
+def _scene_setting(self, context):
+    # the field, gravity and external charges act on every simulated object of the scene
+    scene = context.scene if context.scene is not None else self.id_data
+    for obj in scene.objects:
+        if obj.type == "MESH" and obj.cmsc.enabled:
+            settings_changed(obj)
+
+
+def _external_setting(self, context):
+    if context.scene is not None:
+        _scene_setting(self, context)
+
+
+def _enabled_changed(self, context):
+    from . import preview
+
+    if not self.enabled:
+        preview.clear(self.id_data)
+
+
+def _preview_changed(self, context):
+    from . import preview
+
+    if not self.preview:
+        preview.clear(self.id_data)
+
+
 class CMSC_ChargeGroup(bpy.types.PropertyGroup):
     """A vertex group carrying charge: a vertex's charge is Σ charge × weight."""
 
-    vertex_group: StringProperty(name="Vertex Group", description="Vertex group whose vertices carry the charge")
+    vertex_group: StringProperty(
+        name="Vertex Group", description="Vertex group whose vertices carry the charge", update=_object_setting
+    )
     charge: FloatProperty(
         name="Charge", description="Charge per unit weight, in microcoulombs (µC); animatable", default=1.0,
-        soft_min=-100.0, soft_max=100.0, precision=3,
+        soft_min=-100.0, soft_max=100.0, precision=3, update=_object_setting,
+    )
+    fit: BoolProperty(
+        name="Fit", description="Solve for this group's charge in Fit Charges (if no group is marked, all are solved)",
+        default=False,
     )
 
 
 class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     """`Object.cmsc`: the charged mass-spring simulation of a mesh."""
 
-    enabled: BoolProperty(name="Enabled", default=False)
-    mass: FloatProperty(name="Mass", description="Mass of the whole object (kg)", default=1.0, min=1e-9, soft_max=100.0)
-    stiffness: FloatProperty(name="Stiffness", description="Edge spring stiffness (N/m)", default=100.0, min=0.0)
-    bending_stiffness: FloatProperty(name="Bending", description="Bending spring stiffness (N/m)", default=10.0, min=0.0)
-    damping: FloatProperty(name="Damping", description="Ether drag per step: 0 none, 1 all velocity removed", default=0.0, min=0.0, max=1.0)
-    substeps: IntProperty(name="Substeps", description="Time steps per frame", default=5, min=1, max=1000)
-    iterations: IntProperty(name="Iterations", description="Local/global iterations per step", default=10, min=1, max=1000)
+    enabled: BoolProperty(name="Enabled", default=False, update=_enabled_changed)
+    mass: FloatProperty(
+        name="Mass", description="Mass of the whole object (kg)", default=1.0, min=1e-9, soft_max=100.0,
+        update=_object_setting,
+    )
+    stiffness: FloatProperty(
+        name="Stiffness", description="Edge spring stiffness (N/m)", default=100.0, min=0.0, update=_object_setting
+    )
+    bending_stiffness: FloatProperty(
+        name="Bending", description="Bending spring stiffness (N/m)", default=10.0, min=0.0, update=_object_setting
+    )
+    damping: FloatProperty(
+        name="Damping", description="Ether drag per step: 0 none, 1 all velocity removed", default=0.0, min=0.0,
+        max=1.0, update=_object_setting,
+    )
+    substeps: IntProperty(
+        name="Substeps", description="Time steps per frame", default=5, min=1, max=1000, update=_object_setting
+    )
+    iterations: IntProperty(
+        name="Iterations", description="Local/global iterations per step", default=10, min=1, max=1000,
+        update=_object_setting,
+    )
     coulomb_method: EnumProperty(
         name="Coulomb",
         items=[
@@ -42,11 +109,16 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
             ("DDEF_GPU", "DDEF (GPU)", "DDEF with the far field on a CUDA GPU"),
         ],
         default="AUTO",
+        update=_object_setting,
     )
-    grid_points: IntProperty(name="Grid Points", description="DDEF grid size m", default=1000, min=10, max=10_000_000)
-    pin_group: StringProperty(name="Pin Group", description="Vertices of this group follow the object exactly")
-    frame_start: IntProperty(name="Start", default=1)
-    frame_end: IntProperty(name="End", default=250)
+    grid_points: IntProperty(
+        name="Grid Points", description="DDEF grid size m", default=1000, min=10, max=10_000_000, update=_object_setting
+    )
+    pin_group: StringProperty(
+        name="Pin Group", description="Vertices of this group follow the object exactly", update=_object_setting
+    )
+    frame_start: IntProperty(name="Start", default=1, update=_object_setting)
+    frame_end: IntProperty(name="End", default=250, update=_object_setting)
     cache_format: EnumProperty(
         name="Cache",
         items=[("PC2", "PC2", "Point cache file read by a Mesh Cache modifier"), ("SHAPE_KEYS", "Shape Keys", "One shape key per frame")],
@@ -55,20 +127,40 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     cache_path: StringProperty(name="Cache Path", subtype="FILE_PATH", default="//cmsc_cache.pc2")
     charge_groups: CollectionProperty(type=CMSC_ChargeGroup)
     charge_group_index: IntProperty(name="Active Charge Group", default=0)
+    cache_outdated: BoolProperty(
+        name="Cache Outdated",
+        description="A simulation setting changed after the bake: bake again to see it",
+        default=False,
+    )
+    preview: BoolProperty(
+        name="Live Preview",
+        description=(
+            "Simulate while the timeline plays forward from the start frame (when there is no bake); "
+            "jumping back resets to the start"
+        ),
+        default=True,
+        update=_preview_changed,
+    )
 
 
 class CMSC_ChargeSettings(bpy.types.PropertyGroup):
     """`Object.cmsc_charge`: an external point charge moving with its object."""
 
-    enabled: BoolProperty(name="External Charge", default=False)
-    charge: FloatProperty(name="Charge", description="Charge in microcoulombs (µC); animatable", default=-1.0, precision=3)
+    enabled: BoolProperty(name="External Charge", default=False, update=_external_setting)
+    charge: FloatProperty(
+        name="Charge", description="Charge in microcoulombs (µC); animatable", default=-1.0, precision=3,
+        update=_external_setting,
+    )
 
 
 class CMSC_SceneSettings(bpy.types.PropertyGroup):
     """`Scene.cmsc`: the scene's electric environment."""
 
-    field: FloatVectorProperty(name="Field", description="Uniform electric field (V/m); animatable", subtype="XYZ", size=3)
-    use_gravity: BoolProperty(name="Gravity", description="Use the scene's gravity", default=True)
+    field: FloatVectorProperty(
+        name="Field", description="Uniform electric field (V/m); animatable", subtype="XYZ", size=3,
+        update=_scene_setting,
+    )
+    use_gravity: BoolProperty(name="Gravity", description="Use the scene's gravity", default=True, update=_scene_setting)
 
 
 CLASSES = (CMSC_ChargeGroup, CMSC_ObjectSettings, CMSC_ChargeSettings, CMSC_SceneSettings)

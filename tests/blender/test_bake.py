@@ -4,57 +4,8 @@ import os
 
 import bpy
 import numpy as np
-import pytest
 
-
-def read_pc2(path):
-    head = np.fromfile(path, dtype=np.uint8, count=32).tobytes()
-    assert head[:12] == b"POINTCACHE2\0"
-    points, samples = np.frombuffer(head[16:20], "<i4")[0], np.frombuffer(head[28:32], "<i4")[0]
-    data = np.fromfile(path, dtype="<f4", offset=32)
-    assert data.size == samples * points * 3, "sample count in the header matches the data"
-    return data.reshape(samples, points, 3)
-
-
-def evaluated_coords(obj):
-    dg = bpy.context.evaluated_depsgraph_get()
-    me = obj.evaluated_get(dg).data
-    co = np.empty(3 * len(me.vertices))
-    me.vertices.foreach_get("co", co)
-    return co.reshape(-1, 3)
-
-
-@pytest.fixture
-def scene(tmp_path):
-    """An empty scene, restored afterwards; gravity off, 24 fps."""
-    sc = bpy.context.scene
-    for o in list(sc.objects):
-        bpy.data.objects.remove(o)
-    sc.cmsc.use_gravity = False
-    sc.cmsc.field = (0.0, 0.0, 0.0)
-    sc.render.fps = 24
-    yield sc, tmp_path
-    for o in list(sc.objects):
-        bpy.data.objects.remove(o)
-
-
-def charged_sphere(tmp_path, name="ball", charge=1.0, frames=10):
-    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5)
-    obj = bpy.context.active_object
-    obj.name = name
-    group = obj.vertex_groups.new(name="all")
-    group.add(list(range(len(obj.data.vertices))), 1.0, "REPLACE")
-    s = obj.cmsc
-    s.enabled = True
-    s.mass = 0.05
-    s.stiffness = 20.0
-    s.bending_stiffness = 2.0
-    s.substeps = 2
-    s.frame_start, s.frame_end = 1, frames
-    s.cache_path = str(tmp_path / f"{name}.pc2")
-    bpy.ops.cmsc.charge_group_add()
-    s.charge_groups[0].charge = charge
-    return obj
+from scenes import charged_sphere, evaluated_coords, read_pc2
 
 
 def test_contract_names_are_registered():

@@ -1,8 +1,6 @@
 """The pure-Python package must never import bpy (it runs in worker threads and tests)."""
 
-import importlib
 import os
-import pkgutil
 import subprocess
 import sys
 

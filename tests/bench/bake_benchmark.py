@@ -1,0 +1,259 @@
+"""Bake time of the cmsc add-on in real Blender, split into simulation and Blender I/O, next to
+Blender's own Cloth bake of the same mesh (no self-collision, no collision, same frame range).
+
+Run in Blender's Python (bpy from PyPI):
+
+    .venv-blender/bin/python tests/bench/bake_benchmark.py --verts 10000,100000 --frames 250
+
+`--frames` takes one count for every size or one per size (e.g. `250,25`). Writes a markdown
+table to out/bench/bake.md (--out). The add-on is installed from the zip (--zip, default the
+`make addon` output) into a scratch Blender user folder, as a user would.
+
+What is timed, per mesh (a square grid of about N vertices, its top row pinned, gravity on,
+every vertex charged, 5 substeps and 10 local/global iterations per frame, Coulomb method per
+--methods, default AUTO):
+
+- cmsc **collect**: Blender I/O on the main thread — the mesh, springs and masses, then
+  frame_set through the range to read keyframed charges, the field and moving objects;
+- cmsc **simulate**: the library's steps (and reading positions back), `BakeJob.timings`;
+- cmsc **write**: the PC2 samples (`BakeJob.timings`), plus **finish** (the Mesh Cache modifier);
+- **Cloth**: `ptcache.bake` of a Cloth modifier on a copy of the grid (default quality 5 steps
+  per frame, self-collision and collision off, the same pins), into Blender's memory cache;
+- **preview**: the live preview's cost per frame over 10 frames of `frame_set`, with no bake
+  present: all of it, and its simulation and I/O parts (reading charges and positions, writing
+  the preview shape key); the rest is Blender's own frame change.
+"""
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--verts", default="10000", help="comma-separated vertex counts (square grids)")
+    p.add_argument("--frames", default="250", help="frames after the start frame: one count, or one per size")
+    p.add_argument("--zip", default=os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x86_64.zip"))
+    p.add_argument("--out", default=os.path.join(ROOT, "out", "bench", "bake.md"))
+    p.add_argument("--methods", default="AUTO", help="comma-separated Coulomb methods of the add-on (AUTO, DIRECT, DDEF)")
+    p.add_argument("--threads", type=int, default=0, help="the add-on's thread preference (0 = all cores)")
+    p.add_argument("--user-dir", default=os.path.join(ROOT, "target", "bench-blender-user"),
+                   help="scratch Blender user folder the add-on is installed into")
+    p.add_argument("--no-cloth", action="store_true", help="skip the Cloth reference bake")
+    args = p.parse_args()
+    verts = [int(v) for v in args.verts.split(",")]
+    frames = [int(f) for f in args.frames.split(",")]
+    if len(frames) == 1:
+        frames *= len(verts)
+    if len(frames) != len(verts):
+        p.error("--frames: one count, or one per --verts size")
+    return args, verts, frames
+
+
+def install(zip_path):
+    import bpy  # noqa: I001 - bpy first: it puts addon_utils on the path
+    import addon_utils
+
+    if not os.path.isfile(zip_path):
+        sys.exit(f"{zip_path} is missing: build it with `make addon`")
+    assert bpy.ops.preferences.addon_install(filepath=zip_path, overwrite=True) == {"FINISHED"}
+    module = addon_utils.enable("cmsc", default_set=True, handle_error=None)
+    if module is None:
+        sys.exit("the cmsc add-on failed to enable")
+    return module
+
+
+def grid(name, n):
+    """A square grid of about n vertices, 2 m wide, with a vertex group "top" (its top row)
+    and "all" (every vertex)."""
+    import bpy
+
+    cuts = max(1, round(n ** 0.5) - 1)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=cuts, y_subdivisions=cuts, size=2.0, location=(0, 0, 1))
+    obj = bpy.context.active_object
+    obj.name = name
+    top = [v.index for v in obj.data.vertices if v.co.y > 1.0 - 1e-6]
+    obj.vertex_groups.new(name="top").add(top, 1.0, "REPLACE")
+    obj.vertex_groups.new(name="all").add(list(range(len(obj.data.vertices))), 1.0, "REPLACE")
+    return obj
+
+
+def bench_cmsc(module, scene, n, frames, cache_dir, method):
+    import bpy
+
+    bake = sys.modules[module.__name__ + ".ui.bake"]
+    run = sys.modules[module.__name__ + ".sim.bake_job"].run
+    obj = grid("cmsc", n)
+    s = obj.cmsc
+    s.enabled = True
+    s.mass = 0.3 * len(obj.data.vertices)  # Cloth's default vertex mass, 0.3 kg
+    s.stiffness, s.bending_stiffness = 100.0, 10.0
+    s.substeps, s.iterations = 5, 10
+    s.coulomb_method = method
+    s.pin_group = "top"
+    s.frame_start, s.frame_end = 1, 1 + frames
+    s.cache_path = os.path.join(cache_dir, f"cmsc_{n}_{method}.pc2")
+    with bpy.context.temp_override(active_object=obj, object=obj):
+        bpy.ops.cmsc.charge_group_add()
+    s.charge_groups[0].vertex_group = "all"
+    s.charge_groups[0].charge = 1e-3  # µC per vertex
+    clock = time.perf_counter
+
+    t0 = clock()
+    job = bake.collect(bpy.context, obj)
+    t1 = clock()
+    run(job)
+    t2 = clock()
+    bake.finish(obj, job)
+    t3 = clock()
+    if job.error:
+        print(f"cmsc bake of {n} vertices stopped: {job.error}", flush=True)
+    row = {
+        "n": len(obj.data.vertices),
+        "frames": frames,
+        "coulomb": coulomb_label(module, job.params.coulomb, len(obj.data.vertices)),
+        "collect": t1 - t0,
+        "simulate": job.timings["simulate"],
+        "write": job.timings["write"],
+        "finish": t3 - t2,
+        "run": t2 - t1,
+        "frames_done": job.frames_done,
+    }
+    row["total"] = t3 - t0
+    row["io"] = row["collect"] + row["write"] + row["finish"]
+
+    # live preview: 10 frames of playback without a bake
+    bake.free_bake(obj)
+    scene.frame_set(1)
+    t0 = clock()
+    for f in range(2, 12):
+        scene.frame_set(f)
+    row["preview"] = (clock() - t0) / 10
+    preview = sys.modules[module.__name__ + ".ui.preview"]
+    pt = preview.timings(obj)
+    if pt is None:
+        raise SystemExit(f"the preview of {n} vertices did not run: {preview.status(obj)}")
+    row["preview_sim"] = pt["simulate"] / 10
+    row["preview_io"] = (pt["read"] + pt["write"]) / 10
+    s.enabled = False
+    scene.frame_set(1)
+    bpy.data.objects.remove(obj)
+    return row
+
+
+def coulomb_label(module, method, n):
+    """The method that runs: AUTO's pick for n vertices spelled out."""
+    methods = sys.modules[module.__name__ + ".sim.methods"]
+    if method.name != "AUTO":
+        return method.name
+    return "AUTO → " + ("DDEF" if n >= methods.AUTO_DDEF_FROM else "DIRECT")
+
+
+def bench_cloth(scene, n, frames):
+    import bpy
+
+    obj = grid("cloth", n)
+    mod = obj.modifiers.new("Cloth", "CLOTH")
+    mod.settings.vertex_group_mass = "top"  # pins
+    mod.collision_settings.use_collision = False
+    mod.collision_settings.use_self_collision = False
+    cache = mod.point_cache
+    cache.frame_start, cache.frame_end = 1, 1 + frames
+    scene.frame_set(1)
+    t0 = time.perf_counter()
+    with bpy.context.temp_override(point_cache=cache, active_object=obj, object=obj):
+        assert bpy.ops.ptcache.bake(bake=True) == {"FINISHED"}
+    elapsed = time.perf_counter() - t0
+    baked = cache.is_baked
+    bpy.data.objects.remove(obj)
+    return elapsed, baked
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {os.cpu_count()} logical cores, {platform.system()} {platform.release()}"
+
+
+def main():
+    args, verts, frames = parse()
+    os.environ["BLENDER_USER_RESOURCES"] = args.user_dir  # before bpy starts: never the real profile
+    import bpy  # noqa: E402
+
+    module = install(args.zip)
+    prefs = bpy.context.preferences.addons["cmsc"].preferences
+    prefs.threads = args.threads
+    scene = bpy.context.scene
+    for o in list(scene.objects):
+        bpy.data.objects.remove(o)
+    scene.render.fps = 24
+    scene.cmsc.use_gravity = True
+    lib = sys.modules[module.__name__ + ".sim._native"].load(sys.modules[module.__name__ + ".sim._native"].addon_library_path())
+    load_before = os.getloadavg()
+    rows = []
+    with tempfile.TemporaryDirectory() as cache_dir:
+        for n, f in zip(verts, frames):
+            seen = set()
+            for i, method in enumerate(args.methods.split(",")):
+                cm = sys.modules[module.__name__ + ".sim.params"].CoulombMethod
+                label = coulomb_label(module, cm[method], round(n ** 0.5) ** 2)
+                if label.split()[-1] in seen:  # e.g. AUTO is DDEF at this size: timed once
+                    continue
+                seen.add(label.split()[-1])
+                print(f"cmsc: {n} vertices, {f} frames, {method} ...", flush=True)
+                row = bench_cmsc(module, scene, n, f, cache_dir, method)
+                print(f"  cmsc {row['total']:.1f} s (simulate {row['simulate']:.1f} s)", flush=True)
+                if not args.no_cloth and i == 0:
+                    print(f"cloth: {n} vertices, {f} frames ...", flush=True)
+                    row["cloth"], row["cloth_baked"] = bench_cloth(scene, n, f)
+                    print(f"  cloth {row['cloth']:.1f} s", flush=True)
+                rows.append(row)
+    load_after = os.getloadavg()
+    threads = args.threads or os.cpu_count()
+    lines = [
+        "# Bake benchmark: cmsc add-on vs Blender Cloth",
+        "",
+        f"- Machine: {machine()}; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
+        "(shared machine: other jobs ran alongside)",
+        f"- Blender {bpy.app.version_string} (bpy from PyPI, background), libcmsc {lib.cmsc_version().decode()}, "
+        f"{threads} library threads",
+        "- Mesh: square grid, top row pinned, gravity, every vertex charged (1 nC); cmsc 5 substeps × 10 "
+        "local/global iterations per frame, Coulomb as listed (AUTO: DIRECT below 20,000 vertices, DDEF above; DDEF with 1,000 grid points); "
+        "Cloth at its default quality (5 steps per frame), collision and self-collision off",
+        "- Blender I/O = collect (mesh, frame_set through the range) + PC2 writes + Mesh Cache modifier",
+        "",
+        "| vertices | frames | Coulomb | cmsc total (s) | simulation (s) | Blender I/O (s) | I/O share "
+        "| collect / write / finish (s) | ms per frame | preview ms/frame (sim + I/O) | Cloth bake (s) |",
+        "|---:|---:|---|---:|---:|---:|---:|---|---:|---|---:|",
+    ]
+    for r in rows:
+        cloth = f"{r['cloth']:.1f}" if "cloth" in r else "—"
+        if "cloth" in r and not r["cloth_baked"]:
+            cloth += " (bake incomplete)"
+        done = f"{r['frames']}" if r["frames_done"] == r["frames"] + 1 else f"{r['frames_done'] - 1} of {r['frames']}"
+        lines.append(
+            f"| {r['n']:,} | {done} | {r['coulomb']} | {r['total']:.1f} | {r['simulate']:.1f} | {r['io']:.2f} "
+            f"| {100 * r['io'] / r['total']:.1f} % | {r['collect']:.2f} / {r['write']:.2f} / {r['finish']:.3f} "
+            f"| {1000 * r['total'] / max(1, r['frames_done'] - 1):.0f} "
+            f"| {1000 * r['preview']:.0f} ({1000 * r['preview_sim']:.0f} + {1000 * r['preview_io']:.1f}) | {cloth} |"
+        )
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    import addon_utils
+
+    addon_utils.disable("cmsc", default_set=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Scene builders and readers shared by the Blender tests."""
+
+import importlib
+
+import bpy
+import numpy as np
+
+
+def addon_module(name):
+    """A module of the installed add-on, e.g. addon_module("ui.bake") → cmsc.ui.bake."""
+    import addon_utils
+
+    root = next(m for m in addon_utils.modules() if m.__name__.split(".")[-1] == "cmsc")
+    return importlib.import_module(f"{root.__name__}.{name}")
+
+
+def read_pc2(path):
+    head = np.fromfile(path, dtype=np.uint8, count=32).tobytes()
+    assert head[:12] == b"POINTCACHE2\0"
+    points, samples = np.frombuffer(head[16:20], "<i4")[0], np.frombuffer(head[28:32], "<i4")[0]
+    data = np.fromfile(path, dtype="<f4", offset=32)
+    assert data.size == samples * points * 3, "sample count in the header matches the data"
+    return data.reshape(samples, points, 3)
+
+
+def evaluated_coords(obj):
+    dg = bpy.context.evaluated_depsgraph_get()
+    me = obj.evaluated_get(dg).data
+    co = np.empty(3 * len(me.vertices))
+    me.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def mesh_coords(obj):
+    co = np.empty(3 * len(obj.data.vertices))
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def charged_sphere(tmp_path, name="ball", charge=1.0, frames=10, subdivisions=2):
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=subdivisions, radius=0.5)
+    obj = bpy.context.active_object
+    obj.name = name
+    group = obj.vertex_groups.new(name="all")
+    group.add(list(range(len(obj.data.vertices))), 1.0, "REPLACE")
+    s = obj.cmsc
+    s.enabled = True
+    s.mass = 0.05
+    s.stiffness = 20.0
+    s.bending_stiffness = 2.0
+    s.substeps = 2
+    s.frame_start, s.frame_end = 1, frames
+    s.cache_path = str(tmp_path / f"{name}.pc2")
+    bpy.ops.cmsc.charge_group_add()
+    s.charge_groups[0].charge = charge
+    return obj
+
+
+def key_charge(item, keys, interpolation=None):
+    """Keyframes a charge group's charge: keys = [(frame, µC), ...]."""
+    for frame, value in keys:
+        item.charge = value
+        item.keyframe_insert("charge", frame=frame)
+    if interpolation:
+        for fc in item.id_data.animation_data.action.fcurves:
+            for p in fc.keyframe_points:
+                p.interpolation = interpolation
+
+
+class Reports:
+    """Collects operator-style reports: report({"ERROR"}, "text")."""
+
+    def __init__(self):
+        self.items = []
+
+    def __call__(self, levels, text):
+        self.items.extend((level, text) for level in levels)
+
+    def text(self, level=None):
+        return "\n".join(t for lv, t in self.items if level is None or lv == level)
+
+
+class Layout:
+    """Records what a panel's draw() puts into its layout (background mode draws nothing)."""
+
+    def __init__(self, parent=None):
+        self.parent = parent
+        self.items = []
+        self.active = True
+        self.enabled = True
+        self.use_property_split = False
+        self.use_property_decorate = False
+
+    def _child(self, kind):
+        child = Layout(self)
+        self.items.append((kind, child))
+        return child
+
+    def row(self, **kw):
+        return self._child("row")
+
+    def column(self, **kw):
+        return self._child("column")
+
+    def box(self):
+        return self._child("box")
+
+    def grid_flow(self, **kw):
+        return self._child("grid_flow")
+
+    def prop(self, data, name, **kw):
+        self.items.append(("prop", name, kw))
+
+    def prop_search(self, data, name, *args, **kw):
+        self.items.append(("prop", name, kw))
+
+    def label(self, text="", **kw):
+        self.items.append(("label", text, kw))
+
+    def operator(self, idname, **kw):
+        self.items.append(("operator", idname, kw))
+        return type("OperatorProperties", (), {})()
+
+    def template_list(self, *args, **kw):
+        self.items.append(("template_list", args[0], kw))
+
+    def progress(self, **kw):
+        self.items.append(("progress", kw.get("text", ""), kw))
+
+    def is_active(self):
+        return self.active and (self.parent is None or self.parent.is_active())
+
+    def walk(self):
+        """(layout, item) for every item in this layout and below."""
+        for item in self.items:
+            if item[0] in ("row", "column", "box", "grid_flow"):
+                yield from item[1].walk()
+            else:
+                yield self, item
+
+    def find(self, kind, name):
+        """(layout, item) of the first `kind` item called `name` (prop name, label text, operator id)."""
+        for layout, item in self.walk():
+            if item[0] == kind and item[1] == name:
+                return layout, item
+        return None
+
+    def labels(self):
+        return [item[1] for _, item in self.walk() if item[0] == "label"]
+
+    def text(self):
+        """Every label's text, joined by spaces (long messages are split over several labels)."""
+        return " ".join(self.labels())
+
+    def icon_of(self, text):
+        """The icon of the label where `text` starts."""
+        return next(item[2].get("icon") for _, item in self.walk() if item[0] == "label" and text.startswith(item[1]))
+
+
+def draw(panel_cls, context=None):
+    """Runs `panel_cls.draw` into a recording Layout and returns it."""
+    layout = Layout()
+    panel = type("Panel", (), {"layout": layout})()
+    panel_cls.draw(panel, context or bpy.context)
+    return layout

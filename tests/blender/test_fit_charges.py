@@ -1,0 +1,86 @@
+"""`cmsc.fit_charges` recovers known charges from a target shape key made by a bake."""
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import charged_sphere, read_pc2
+
+TRUTH = {"top": 1.0, "bottom": 0.5}  # µC
+FRAME = 6
+
+
+def two_group_sphere(tmp):
+    """A sphere whose top and bottom halves carry different charges; the target shape key is
+    its baked shape at FRAME with the true charges. Returns the object with wrong charges."""
+    obj = charged_sphere(tmp, "ball", charge=1.0, frames=FRAME)
+    obj.location = (0.3, -0.2, 1.0)  # world ≠ object space
+    obj.rotation_euler = (0.3, 0.0, 0.5)
+    s = obj.cmsc
+    for name in TRUTH:
+        vg = obj.vertex_groups.new(name=name)
+        vg.add([v.index for v in obj.data.vertices if (v.co.z > 0) == (name == "top")], 1.0, "REPLACE")
+    s.charge_groups.clear()
+    for name, charge in TRUTH.items():
+        obj.vertex_groups.active = obj.vertex_groups[name]
+        assert bpy.ops.cmsc.charge_group_add() == {"FINISHED"}
+        s.charge_groups[name].charge = charge
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    sample = read_pc2(s.cache_path)[FRAME - 1]
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    obj.shape_key_add(name="Basis", from_mix=False)
+    target = obj.shape_key_add(name="target", from_mix=False)
+    target.data.foreach_set("co", sample.astype(float).ravel())
+    assert np.abs(sample - read_pc2_rest(obj)).max() > 1e-3, "the charges moved the mesh"
+    return obj
+
+
+def read_pc2_rest(obj):
+    co = np.empty(3 * len(obj.data.vertices))
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def charges(obj):
+    return {g.name: g.charge for g in obj.cmsc.charge_groups}
+
+
+def test_fit_recovers_the_charges_of_all_groups(scene):
+    sc, tmp = scene
+    obj = two_group_sphere(tmp)
+    obj.cmsc.charge_groups["top"].charge = 0.5
+    obj.cmsc.charge_groups["bottom"].charge = 0.8
+    assert bpy.ops.cmsc.fit_charges(shape_key="target", frame=FRAME) == {"FINISHED"}
+    for name, truth in TRUTH.items():
+        assert charges(obj)[name] == pytest.approx(truth, rel=1e-3), charges(obj)
+    assert obj.animation_data is None, "no keyframes unless asked"
+
+
+def test_fit_solves_only_the_ticked_group_and_keyframes_it(scene):
+    sc, tmp = scene
+    obj = two_group_sphere(tmp)
+    groups = obj.cmsc.charge_groups
+    groups["top"].charge = TRUTH["top"]
+    groups["bottom"].charge = 0.2
+    groups["bottom"].fit = True
+    assert bpy.ops.cmsc.fit_charges(shape_key="target", frame=FRAME, keyframe=True) == {"FINISHED"}
+    assert groups["top"].charge == pytest.approx(TRUTH["top"], abs=1e-6)
+    assert groups["bottom"].charge == pytest.approx(TRUTH["bottom"], rel=1e-3)
+    fcurves = obj.animation_data.action.fcurves
+    assert [fc.data_path for fc in fcurves] == ['cmsc.charge_groups["bottom"].charge']
+    key = fcurves[0].keyframe_points[0]
+    assert key.co[0] == obj.cmsc.frame_start and key.co[1] == pytest.approx(groups["bottom"].charge)
+
+
+def test_fit_reports_unusable_inputs(scene):
+    sc, tmp = scene
+    obj = two_group_sphere(tmp)
+    with pytest.raises(RuntimeError, match="no shape key 'missing'"):
+        bpy.ops.cmsc.fit_charges(shape_key="missing", frame=FRAME)
+    with pytest.raises(RuntimeError, match="must come after the start frame"):
+        bpy.ops.cmsc.fit_charges(shape_key="target", frame=1)
+    for g in obj.cmsc.charge_groups:
+        g.charge = 0.0
+    with pytest.raises(RuntimeError, match="every charge is zero"):
+        bpy.ops.cmsc.fit_charges(shape_key="target", frame=FRAME)
+    assert all(g.charge == 0.0 for g in obj.cmsc.charge_groups)

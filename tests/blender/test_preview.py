@@ -1,0 +1,130 @@
+"""Live preview: stepping the timeline frame by frame simulates what the bake computes."""
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import addon_module, charged_sphere, evaluated_coords, key_charge, mesh_coords, read_pc2
+
+FRAMES = 8
+
+
+@pytest.fixture
+def preview():
+    return addon_module("ui.preview")
+
+
+def rigged(tmp, name="ball"):
+    """A pinned, moving, keyframed sphere near a moving external charge, with gravity."""
+    sc = bpy.context.scene
+    sc.cmsc.use_gravity = True
+    obj = charged_sphere(tmp, name, charge=0.5, frames=FRAMES)
+    top = obj.vertex_groups.new(name="top")
+    top.add([v.index for v in obj.data.vertices if v.co.z > 0.4], 1.0, "REPLACE")
+    obj.cmsc.pin_group = "top"
+    obj.location = (0, 0, 0)
+    obj.keyframe_insert("location", frame=1)
+    obj.location = (0.2, 0, 0.1)
+    obj.keyframe_insert("location", frame=FRAMES)
+    key_charge(obj.cmsc.charge_groups[0], [(1, 0.5), (6, 2.0)])
+    bpy.ops.object.empty_add(location=(2.0, 0.0, 0.0))
+    empty = bpy.context.active_object
+    empty.cmsc_charge.enabled = True
+    empty.cmsc_charge.charge = -5.0
+    empty.keyframe_insert("location", frame=1)
+    empty.location = (1.5, 0.0, 0.5)
+    empty.keyframe_insert("location", frame=FRAMES)
+    bpy.context.view_layer.objects.active = obj
+    return obj
+
+
+def play(sc, frames):
+    out = {}
+    for f in frames:
+        sc.frame_set(f)
+        out[f] = evaluated_coords(bpy.data.objects["ball"])
+    return out
+
+
+def test_handler_is_registered(preview):
+    assert preview.on_frame_change in bpy.app.handlers.frame_change_post
+
+
+def test_playback_equals_the_bake_and_jumping_back_resets(scene, preview):
+    sc, tmp = scene
+    obj = rigged(tmp)
+    rest = mesh_coords(obj)
+    played = play(sc, range(1, FRAMES + 1))
+    assert preview.is_running(obj)
+    assert preview.KEY_NAME in obj.data.shape_keys.key_blocks
+    assert np.array_equal(mesh_coords(obj), rest), "the mesh itself keeps its rest shape"
+    assert np.abs(played[FRAMES] - played[1]).max() > 1e-2, "the preview moved the mesh"
+
+    # jump back: reset to the rest shape, no preview until the start frame comes again
+    sc.frame_set(4)
+    assert not preview.is_running(obj)
+    assert obj.data.shape_keys is None, "the preview key (and the basis it added) are gone"
+    assert np.array_equal(evaluated_coords(obj), rest)
+    assert "jumped back" in preview.status(obj)[1]
+    sc.frame_set(5)
+    assert np.array_equal(evaluated_coords(obj), rest) and "play from frame 1" in preview.status(obj)[1]
+    replayed = play(sc, range(1, 4))
+
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert obj.data.shape_keys is None and not preview.is_running(obj)
+    cache = read_pc2(obj.cmsc.cache_path)
+    for f in range(1, FRAMES + 1):
+        np.testing.assert_allclose(played[f], cache[f - 1], rtol=0, atol=2e-6, err_msg=f"frame {f}")
+    for f in range(1, 4):
+        np.testing.assert_allclose(replayed[f], cache[f - 1], rtol=0, atol=2e-6, err_msg=f"replayed frame {f}")
+
+    # with a bake the preview stays off: what plays is the cache
+    for f in (1, 2, 3):
+        sc.frame_set(f)
+        assert not preview.is_running(obj) and obj.data.shape_keys is None
+        np.testing.assert_allclose(evaluated_coords(obj), cache[f - 1], rtol=0, atol=1e-6)
+
+
+def test_dropped_frames_are_caught_up_and_long_jumps_pause(scene, preview):
+    sc, tmp = scene
+    # nothing moves but the (keyframed) charge: catching up over a gap is then exact
+    obj = charged_sphere(tmp, "ball", charge=0.0, frames=20)
+    key_charge(obj.cmsc.charge_groups[0], [(1, 0.5), (6, 2.0)])
+    play(sc, (1, 2))
+    sc.frame_set(5)  # playback dropped frames 3 and 4
+    at5 = evaluated_coords(obj)
+    assert "skipped frames" in preview.status(obj)[1]
+    sc.frame_set(5 + preview.MAX_CATCH_UP + 1)
+    assert "paused at frame 5" in preview.status(obj)[1]
+    np.testing.assert_array_equal(evaluated_coords(obj), at5)
+    obj.cmsc.frame_end = 5
+    sc.frame_set(1)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    np.testing.assert_allclose(at5, read_pc2(obj.cmsc.cache_path)[4], rtol=0, atol=2e-6)
+
+
+def test_a_setting_change_restarts_the_preview(scene, preview):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=1.0, frames=10)
+    play(sc, (1, 2, 3))
+    assert preview.is_running(obj)
+    obj.cmsc.stiffness = 30.0
+    assert not preview.is_running(obj) and obj.data.shape_keys is None
+    assert "restarts at frame 1" in preview.status(obj)[1]
+    obj.cmsc.preview = False
+    play(sc, (1, 2))
+    assert not preview.is_running(obj) and obj.data.shape_keys is None
+
+
+def test_a_diverging_preview_stops_with_a_message_and_never_raises(scene, preview):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=0.0, frames=10)
+    # 1e200 µC: the Coulomb force overflows at the first substep of frame 4
+    key_charge(obj.cmsc.charge_groups[0], [(1, 0.0), (4, 1e200)], interpolation="CONSTANT")
+    played = play(sc, range(1, 7))  # must not raise
+    assert not preview.is_running(obj)
+    icon, text = preview.status(obj)
+    assert icon == "ERROR" and "diverged at frame 4" in text and "substeps" in text
+    # the mesh shows the last good frame
+    np.testing.assert_array_equal(played[6], played[3])
+    assert np.isfinite(played[6]).all()
