@@ -47,6 +47,23 @@ impl Soa {
         self.q.extend_from_slice(q);
         self.q.resize(padded, 0.0);
     }
+
+    /// Runs `f` on these sources with their charges replaced by `charges` (one per source;
+    /// padding stays zero), then restores them. `spare` is scratch space for the swap.
+    pub fn with_charges<T>(
+        &mut self,
+        spare: &mut Vec<Real>,
+        charges: impl Iterator<Item = Real>,
+        f: impl FnOnce(&Soa) -> T,
+    ) -> T {
+        spare.clear();
+        spare.extend(charges);
+        spare.resize(self.q.len(), 0.0);
+        std::mem::swap(&mut self.q, spare);
+        let out = f(self);
+        std::mem::swap(&mut self.q, spare);
+        out
+    }
 }
 
 /// `Σ_j q_j (p − x_j) / (|p − x_j|² + ε²)^{3/2}` over all sources (the field at `p` divided by

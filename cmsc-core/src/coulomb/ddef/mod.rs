@@ -138,8 +138,12 @@ impl Ddef {
 /// Step 5 for every charge, tet by tet. All charges in a tet `τ` share `C_τ = ∪_{v ∈ τ} M_v`, so
 /// per tet: the far field at `τ`'s 4 vertices with every `j ∈ C_τ` removed (`ê'_v = ê(u_v) −
 /// Σ_{j ∈ C_τ, v ∉ N_j} f(u_v, x_j)`, the part of `j` that `ê(u_v)` still holds), then per
-/// charge `i ∈ τ`: `Σ_v ψ_iv ê'_v` plus the exact sum over `C_τ` (the SIMD direct kernel; `i`
-/// itself is in `C_τ` and contributes 0). Returns the field per charge divided by `k_c`.
+/// charge `i ∈ τ`: `Σ_v ψ_iv ê'_v` plus the exact sum over `C_τ` (`i` itself is in `C_τ` and
+/// contributes 0). Returns the field per charge divided by `k_c`.
+///
+/// `C_τ` is a merge of the 4 sorted lists `M_v`, which also tells for each `j` which of them
+/// hold it (`v ∈ N_j ⇔ j ∈ M_v`). Every sum then runs on the SIMD direct kernel: the exact near
+/// sum over `C_τ`, and the 4 corrections as sums over `C_τ` with `q_j` zeroed where `j ∈ M_v`.
 #[allow(clippy::too_many_arguments)] // the stage's inputs, each a separate array
 fn near_field(
     grid: &UnitGrid,
@@ -172,32 +176,34 @@ fn near_field(
     let per_tet: Vec<(u32, Vec3)> = occupied
         .par_iter()
         .map_init(
-            || (Vec::new(), Vec::new(), Soa::default()),
-            |(near_x, near_q, soa), &t| {
+            || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Soa::default()),
+            |(near_x, near_q, held, spare, soa), &t| {
                 let tv = grid.tri.tets[t as usize];
-                near_x.clear();
-                near_q.clear();
-                let mut e_vertex = tv.map(|v| if far_field { e_grid[v as usize] } else { Vec3::zeros() });
-                for k in 0..4 {
-                    for &j in loc.inverse(tv[k] as usize) {
-                        let near_j = grid.near(loc.tet[j as usize]);
-                        let has = |v: &u32| near_j.binary_search(v).is_ok();
-                        if tv[..k].iter().any(has) {
-                            continue; // j ∈ C_τ was already visited through an earlier vertex
-                        }
-                        let (xj, qj) = (cx[j as usize], cq[j as usize]);
-                        near_x.push(xj);
-                        near_q.push(qj);
-                        if far_field {
-                            for k2 in 0..4 {
-                                if !has(&tv[k2]) {
-                                    e_vertex[k2] -= term(world[tv[k2] as usize], xj, qj, eps2);
-                                }
-                            }
-                        }
+                let lists = tv.map(|v| loc.inverse(v as usize));
+                union_with_membership(lists, |j, bits| {
+                    near_x.push(cx[j as usize]);
+                    near_q.push(cq[j as usize]);
+                    held.push(bits);
+                });
+                soa.load(near_x, near_q);
+                let mut e_vertex = [Vec3::zeros(); 4];
+                if far_field {
+                    for (k, e) in e_vertex.iter_mut().enumerate() {
+                        // ê(u_v) already lacks the j ∈ M_v; remove the other j ∈ C_τ
+                        let charges =
+                            near_q
+                                .iter()
+                                .zip(held.iter())
+                                .map(|(&q, &b)| if b & (1 << k) == 0 { q } else { 0.0 });
+                        let part = soa.with_charges(spare, charges, |masked| {
+                            field_sum(world[tv[k] as usize], eps2, masked)
+                        });
+                        *e = e_grid[tv[k] as usize] - part;
                     }
                 }
-                soa.load(near_x, near_q);
+                near_x.clear();
+                near_q.clear();
+                held.clear();
                 let charges = &by_tet[offsets[t as usize] as usize..offsets[t as usize + 1] as usize];
                 charges
                     .iter()
@@ -216,6 +222,24 @@ fn near_field(
         fields[i as usize] = e;
     }
     fields
+}
+
+/// Calls `visit(j, bits)` once for each `j` in the union of the 4 ascending `lists`, in
+/// ascending order, where bit `k` of `bits` says that `lists[k]` holds `j`.
+fn union_with_membership(lists: [&[u32]; 4], mut visit: impl FnMut(u32, u8)) {
+    let mut heads = [0usize; 4];
+    loop {
+        let next = (0..4).filter_map(|k| lists[k].get(heads[k])).min().copied();
+        let Some(j) = next else { return };
+        let mut bits = 0u8;
+        for k in 0..4 {
+            if lists[k].get(heads[k]) == Some(&j) {
+                bits |= 1 << k;
+                heads[k] += 1;
+            }
+        }
+        visit(j, bits);
+    }
 }
 
 /// `q (p − x) / (|p − x|² + ε²)^{3/2}`: one softened Coulomb term per unit `k_c`.
@@ -377,6 +401,14 @@ mod tests {
                 .fold(0.0, Real::max);
             assert!(worst < 1e-9, "m = {m}: fast path differs from the rule by {worst}");
         }
+    }
+
+    #[test]
+    fn union_visits_each_index_once_with_the_lists_that_hold_it() {
+        let lists: [&[u32]; 4] = [&[1, 4, 9], &[], &[0, 4, 7, 9], &[4, 12]];
+        let mut seen = vec![];
+        union_with_membership(lists, |j, bits| seen.push((j, bits)));
+        assert_eq!(seen, [(0, 0b0100), (1, 0b0001), (4, 0b1101), (7, 0b0100), (9, 0b0101), (12, 0b1000)]);
     }
 
     #[test]

@@ -1,0 +1,59 @@
+//! Stage split of the IMEX step on the bake benchmark's scene (`tests/bench/bake_benchmark.py`):
+//! a square grid of about N vertices 2 m wide, top row pinned, gravity, every vertex charged
+//! 1 nC, 0.3 kg per vertex, structural/bending springs 100/10 N/m, h = 1/120 s (24 fps × 5
+//! substeps). Prints mean milliseconds per step for each stage.
+//!
+//! Run: `cargo run --release -p cmsc-core --example bake_profile -- [N] [steps] [method] [iterations]`
+//! with method `direct` (default), `ddef` or `off`; defaults N = 10000, 20 steps, 10 iterations.
+//! The first step includes the factorization that pinning the top row requires.
+
+use std::time::Instant;
+
+use cmsc_core::shapes::grid;
+use cmsc_core::{springs_from_triangles, FieldMethod, SimParams, StepTimings, System};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u32 = args.get(1).map_or(10_000, |s| s.parse().unwrap());
+    let steps: u32 = args.get(2).map_or(20, |s| s.parse().unwrap());
+    let method = match args.get(3).map_or("direct", |s| s.as_str()) {
+        "direct" => FieldMethod::Direct,
+        "ddef" => FieldMethod::Ddef,
+        "off" => FieldMethod::Off,
+        other => panic!("method {other:?}: use direct, ddef or off"),
+    };
+    let iterations: u32 = args.get(4).map_or(10, |s| s.parse().unwrap());
+    let side = (n as f64).sqrt().round() as u32;
+    let mesh = grid(side, side, 2.0 / (side - 1) as f64);
+    let nv = mesh.positions.len();
+    let (ends, k) = springs_from_triangles(nv, &mesh.triangles).unwrap().with_stiffness(100.0, 10.0);
+    let params = SimParams { time_step: 1.0 / 120.0, iterations, coulomb: method, ..SimParams::default() };
+    let t0 = Instant::now();
+    let mut sys = System::new(&mesh.positions, &vec![0.3; nv], &ends, &k, params).unwrap();
+    let top: Vec<u32> = (0..nv as u32).filter(|&i| mesh.positions[i as usize].y > 2.0 - 1e-9).collect();
+    sys.set_pins(&top).unwrap();
+    sys.set_charges(&vec![1e-9; nv]).unwrap();
+    eprintln!(
+        "{nv} vertices, {} springs, {} pins; setup {:.1} ms",
+        ends.len(),
+        top.len(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    let mut sum = StepTimings::default();
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        sys.step().unwrap();
+        sum += *sys.last_step_timings();
+    }
+    let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3 / steps as f64;
+    println!(
+        "{nv} {method:?} K={iterations}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
+        ms(sum.factorization),
+        ms(sum.coulomb),
+        ms(sum.external),
+        ms(sum.springs),
+        ms(sum.solve),
+        ms(sum.finish)
+    );
+}
