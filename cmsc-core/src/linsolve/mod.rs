@@ -9,13 +9,22 @@
 //! The phases are split as in faer: the symbolic analysis (AMD ordering, elimination tree) is
 //! redone only when the pattern changes (pins or springs); the numeric Cholesky whenever masses,
 //! stiffness or `h` change; each iteration only solves. The solve runs sequentially
-//! (`Par::Seq`): on this project's 2-core machine faer's parallel sparse solve was 9–20× slower.
+//! (`Par::Seq`): on this project's 2-core machine faer's parallel sparse solve was 9–20× slower,
+//! and solving the three columns on three threads was 1.1–1.4× slower than one 3-column solve
+//! (the solve streams the factor from memory; each thread would stream it again).
+//!
+//! The factor is simplicial (one sparse column per unknown), not supernodal. Spring meshes are
+//! surfaces: their factors have small supernodes, and a solve, which runs K times per step, was
+//! 1.2–1.7× faster simplicial (grid meshes, 10K and 100K vertices: 1.29 vs 1.56 ms and 22.8 vs
+//! 38.8 ms per 3-column solve), while the factorization, paid once per change of masses,
+//! stiffness or `h`, was ~4× slower (1.5 vs 0.35 s at 100K).
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
 };
+use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Conj, Mat, MatMut, Par, Side};
 
@@ -160,7 +169,10 @@ impl GlobalSolver {
                 a.symbolic(),
                 Side::Lower,
                 SymmetricOrdering::Amd,
-                CholeskySymbolicParams::default(),
+                CholeskySymbolicParams {
+                    supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+                    ..Default::default()
+                },
             )
             .map_err(|e| Error::Factorization(format!("symbolic analysis: {e:?}")))?;
             let req = symbolic
