@@ -69,7 +69,7 @@ typedef enum {
   // Exact sum on a CUDA GPU (f32 terms, f64 sums; within 1e-5 of CMSC_COULOMB_DIRECT). Needs
   // the NVIDIA driver and NVRTC at run time, else CMSC_UNAVAILABLE with the reason.
   CMSC_COULOMB_DIRECT_GPU = 4,
-  // The library chooses from the vertex count: DIRECT below 20,000 vertices, DDEF above;
+  // The library chooses from the vertex count: DIRECT below 10,000 vertices, DDEF above;
   // with a usable CUDA GPU, from 5,000 vertices DIRECT_GPU and from 200,000 DDEF_GPU
   // (estimated thresholds, not yet measured on a device). Never fails for lack of a GPU.
   CMSC_COULOMB_AUTO = 5,

@@ -10,7 +10,7 @@ from .errors import CmscError, UnavailableError
 from .params import CoulombMethod, SimParams
 
 #: `CMSC_COULOMB_AUTO` runs DIRECT below this many vertices and DDEF from it on (include/cmsc.h).
-AUTO_DDEF_FROM = 20_000
+AUTO_DDEF_FROM = 10_000
 
 #: CPU method → its GPU variant.
 GPU_VARIANT = {CoulombMethod.DIRECT: CoulombMethod.DIRECT_GPU, CoulombMethod.DDEF: CoulombMethod.DDEF_GPU}

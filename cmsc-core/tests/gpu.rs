@@ -129,9 +129,12 @@ fn without_a_driver_gpu_methods_are_unavailable_and_auto_stays_on_the_cpu() {
                 assert!(matches!(made, Err(Error::GpuUnavailable(_))), "{method:?}");
             }
             // Auto: exactly the CPU choice, at every size
-            for (n, cpu) in
-                [(10, FieldMethod::Direct), (19_999, FieldMethod::Direct), (3_000_000, FieldMethod::Ddef)]
-            {
+            for (n, cpu) in [
+                (10, FieldMethod::Direct),
+                (9_999, FieldMethod::Direct),
+                (10_000, FieldMethod::Ddef),
+                (3_000_000, FieldMethod::Ddef),
+            ] {
                 assert_eq!(FieldMethod::Auto.resolve(n), cpu, "n = {n}");
             }
         }

@@ -41,10 +41,11 @@ pub enum FieldMethod {
 
 /// Vertex count from which [`FieldMethod::Auto`] picks DDEF. Measured with m = 1000 on torus
 /// point sets (2 threads, `cargo run --release -p cmsc-core --example ddef_bench -- --n
-/// 5000,10000,20000,40000 --m 1000`): DDEF was 1.4×, 2.4×, 3.0× and 5.2× faster than the direct
-/// sum at n = 5K, 10K, 20K, 40K, with relative error 0.009; below 20K the exact sum costs at most
-/// a few hundred ms per evaluation and is kept for its exactness.
-pub const AUTO_DDEF_MIN_VERTICES: usize = 20_000;
+/// 2000,5000,10000,20000 --m 1000`): DDEF took 0.7×, 1.7×, 2.6× and 4.3× less time than the
+/// direct sum at n = 2K, 5K, 10K, 20K, with relative error 0.009. From 10K the saving is tens of
+/// ms per step (a frame of 5 substeps at 10K: ~180 ms instead of ~450 ms); below it the exact
+/// sum costs little and is kept for its exactness.
+pub const AUTO_DDEF_MIN_VERTICES: usize = 10_000;
 
 /// Vertex count from which [`FieldMethod::Auto`] uses a usable CUDA GPU ([`gpu::usable`]).
 /// **Not yet measured on a device**: an estimate from the costs of a first GPU use (context and
