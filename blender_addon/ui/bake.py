@@ -72,14 +72,14 @@ def free_bake(obj):
     obj.cmsc.cache_outdated = False
 
 
-def params(scene, s, n_vertices, library):
-    """The SimParams of object settings `s` in `scene`, and a note on a GPU fallback ("" if
-    none)."""
+def params(scene, s, n_vertices, library, substeps=None):
+    """The SimParams of object settings `s` in `scene` (with `substeps` steps per frame instead
+    of `s.substeps` if given), and a note on a GPU fallback ("" if none)."""
     fps = scene.render.fps / scene.render.fps_base
     gravity = tuple(scene.gravity) if scene.cmsc.use_gravity else (0.0, 0.0, 0.0)
     method, note = methods.choose(library, CoulombMethod[s.coulomb_method], preferences.use_gpu(), n_vertices)
     p = SimParams(
-        time_step=1.0 / (fps * s.substeps),
+        time_step=1.0 / (fps * (substeps or s.substeps)),
         iterations=s.iterations,
         damping=s.damping,
         gravity=gravity,
@@ -105,15 +105,16 @@ class Setup:
     group_weights: np.ndarray  # (g, n), groups in charge_groups order
 
 
-def setup(scene, obj):
-    """Reads the simulation of `obj` at the current frame (the caller sets frame_start)."""
+def setup(scene, obj, substeps=None):
+    """Reads the simulation of `obj` at the current frame (the caller sets frame_start), with
+    `substeps` steps per frame instead of the object's Substeps if given."""
     s = obj.cmsc
     library = _native.addon_library_path()
     preferences.apply_threads()
     co, tris = bridge.mesh_arrays(obj)
     x0 = bridge.to_world(obj.matrix_world, co)
     structural, bending = springs_from_triangles(tris)
-    p, note = params(scene, s, len(co), library)
+    p, note = params(scene, s, len(co), library, substeps)
     groups = s.charge_groups
     return Setup(
         library=library,

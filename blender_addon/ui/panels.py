@@ -105,6 +105,11 @@ class CMSC_PT_main(bpy.types.Panel):
         prow = box.row()
         prow.active = not baked
         prow.prop(s, "preview")
+        sub = prow.row()
+        sub.active = s.preview
+        sub.prop(s, "preview_substeps", text="Substeps")
+        if s.preview and not baked and preview.substeps(s) != s.substeps:
+            box.label(text=f"Preview: {preview.substeps(s)} substeps per frame, the bake {s.substeps}", icon="INFO")
         st = preview.status(obj)
         if st is not None:
             wrapped_label(box, st[1], icon=st[0])

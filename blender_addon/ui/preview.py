@@ -3,6 +3,9 @@ frame_change_post handler advances its simulation one frame (one frame of subste
 bake's inputs: `bake.setup`, `bake.world_state`, `bake.substep_inputs`, `step_frame`) and writes
 the positions into a shape key, so the mesh's own coordinates stay the rest shape.
 
+- Substeps: `preview_substeps` per frame (default 1, so playback stays interactive on large
+  meshes), or with 0 the bake's `substeps`, and then the preview equals the bake.
+
 - Reset: at or before the start frame, on a jump back, and when a setting changes; the shape key
   is removed and the next pass through the start frame starts over.
 - Never when a bake exists or is running (the bake plays), in Edit Mode, while a bake or a
@@ -39,7 +42,8 @@ class _State:
     """A running preview: the simulation and where it is."""
 
     def __init__(self, scene, obj):
-        self.setup = bake.setup(scene, obj)
+        self.substeps = substeps(obj.cmsc)
+        self.setup = bake.setup(scene, obj, self.substeps)
         st = self.setup
         self.sim = Simulation(st.library, st.x0, st.masses, st.springs, st.stiffness, st.params)
         if len(st.pins):
@@ -58,6 +62,18 @@ class _State:
 
     def close(self):
         self.sim.close()
+
+
+def substeps(s):
+    """Steps per frame of the preview of object settings `s`."""
+    return s.preview_substeps or s.substeps
+
+
+def diverged_hint(s):
+    """What a diverged preview of object settings `s` suggests."""
+    if substeps(s) < s.substeps:
+        return f"The preview runs {substeps(s)} substeps per frame: raise Preview Substeps (0 = the bake's {s.substeps})"
+    return DIVERGED_HINT
 
 
 def status(obj):
@@ -194,7 +210,7 @@ def _advance(scene, obj, state, target, gap):
             a, b = (f - 1 - state.frame) / gap, (f - state.frame) / gap
             pin = np.stack([(1 - a) * state.pin + a * pin1, (1 - b) * state.pin + b * pin1])
             ext = np.stack([(1 - a) * state.ext + a * ext1, (1 - b) * state.ext + b * ext1])
-            inputs = bake.substep_inputs(scene, obj, externals, f, s.substeps)
+            inputs = bake.substep_inputs(scene, obj, externals, f, state.substeps)
             t1 = clock()
             t["read"] += t1 - t0
             step_frame(state.sim, st.group_weights, st.pins, pin, ext, *inputs)
@@ -202,13 +218,13 @@ def _advance(scene, obj, state, target, gap):
             t["simulate"] += t0 - t1
         local = to_local(state.sim.positions, np.linalg.inv(np.array(obj.matrix_world)))
     except DivergedError as e:
-        _stop(obj, "ERROR", f"Preview diverged at frame {f}: {e}. {DIVERGED_HINT}")
+        _stop(obj, "ERROR", f"Preview diverged at frame {f}: {e}. {diverged_hint(s)}")
         return
     except CmscError as e:
         _stop(obj, "ERROR", f"Preview failed at frame {f}: {e}")
         return
     if local is None:
-        _stop(obj, "ERROR", f"Preview diverged at frame {target}: vertices left the float32 range. {DIVERGED_HINT}")
+        _stop(obj, "ERROR", f"Preview diverged at frame {target}: vertices left the float32 range. {diverged_hint(s)}")
         return
     t0 = clock()
     _write(obj, local)

@@ -35,6 +35,7 @@ def rigged(tmp, name="ball"):
     empty.location = (1.5, 0.0, 0.5)
     empty.keyframe_insert("location", frame=FRAMES)
     bpy.context.view_layer.objects.active = obj
+    obj.cmsc.preview_substeps = 0  # the bake's substeps: the preview must equal the bake
     return obj
 
 
@@ -89,6 +90,7 @@ def test_dropped_frames_are_caught_up_and_long_jumps_pause(scene, preview):
     sc, tmp = scene
     # nothing moves but the (keyframed) charge: catching up over a gap is then exact
     obj = charged_sphere(tmp, "ball", charge=0.0, frames=20)
+    obj.cmsc.preview_substeps = 0
     key_charge(obj.cmsc.charge_groups[0], [(1, 0.5), (6, 2.0)])
     play(sc, (1, 2))
     sc.frame_set(5)  # playback dropped frames 3 and 4
@@ -101,6 +103,37 @@ def test_dropped_frames_are_caught_up_and_long_jumps_pause(scene, preview):
     sc.frame_set(1)
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     np.testing.assert_allclose(at5, read_pc2(obj.cmsc.cache_path)[4], rtol=0, atol=2e-6)
+
+
+def test_preview_substeps_set_the_previews_step_and_leave_the_bake_alone(scene, preview):
+    sc, tmp = scene
+    obj = rigged(tmp)
+    assert obj.cmsc.substeps == 2
+    obj.cmsc.preview_substeps = 1  # the default for new objects: one step of a whole frame
+    played = play(sc, range(1, FRAMES + 1))
+    assert preview.is_running(obj)
+
+    # it is the motion of a bake with one substep per frame, not of the two-substep bake
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    two = read_pc2(obj.cmsc.cache_path)
+    assert not obj.cmsc.cache_outdated
+    obj.cmsc.preview_substeps = 3  # a preview setting: the bake stays current
+    assert not obj.cmsc.cache_outdated
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    obj.cmsc.substeps = 1
+    sc.frame_set(1)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    one = read_pc2(obj.cmsc.cache_path)
+    for f in range(1, FRAMES + 1):
+        np.testing.assert_allclose(played[f], one[f - 1], rtol=0, atol=2e-6, err_msg=f"frame {f}")
+    assert np.abs(played[FRAMES] - two[FRAMES - 1]).max() > 1e-4, "1 and 2 substeps should differ"
+
+    # changing it restarts a running preview
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    play(sc, (1, 2, 3))
+    assert preview.is_running(obj)
+    obj.cmsc.preview_substeps = 2
+    assert not preview.is_running(obj) and "restarts at frame 1" in preview.status(obj)[1]
 
 
 def test_a_setting_change_restarts_the_preview(scene, preview):
@@ -124,7 +157,7 @@ def test_a_diverging_preview_stops_with_a_message_and_never_raises(scene, previe
     played = play(sc, range(1, 7))  # must not raise
     assert not preview.is_running(obj)
     icon, text = preview.status(obj)
-    assert icon == "ERROR" and "diverged at frame 4" in text and "substeps" in text
+    assert icon == "ERROR" and "diverged at frame 4" in text and "raise Preview Substeps" in text
     # the mesh shows the last good frame
     np.testing.assert_array_equal(played[6], played[3])
     assert np.isfinite(played[6]).all()
