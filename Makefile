@@ -137,9 +137,10 @@ bench-fmm3d:
 	.venv-bench/bin/python tests/bench/fmm3d_compare.py --n 10000,100000 --threads 1,2
 
 ## bench-bake: bake time in real Blender (simulation vs Blender I/O) next to Blender's Cloth bake
-## of the same mesh; writes $(OUT)/bench/bake.md (100K vertices with 10 frames: slow on 2 cores)
+## of the same mesh, and the live preview's cost per frame; writes $(OUT)/bench/bake.md (AUTO at
+## both sizes, the exact DIRECT sum at 10K only; 100K vertices with 10 frames: slow on 2 cores)
 bench-bake: .venv-blender/.installed addon
-	.venv-blender/bin/python tests/bench/bake_benchmark.py --verts 10000,100000 --frames 250,10 --methods AUTO,DDEF --out $(OUT)/bench/bake.md
+	.venv-blender/bin/python tests/bench/bake_benchmark.py --verts 10000,100000 --frames 250,10 --methods AUTO,DIRECT --out $(OUT)/bench/bake.md
 
 ## fuzz: libFuzzer over the C ABI (fuzz/fuzz_targets/create_step.rs) for FUZZ_SECONDS (default
 ## 600). cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.

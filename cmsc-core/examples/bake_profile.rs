@@ -3,8 +3,9 @@
 //! 1 nC, 0.3 kg per vertex, structural/bending springs 100/10 N/m, h = 1/120 s (24 fps × 5
 //! substeps). Prints mean milliseconds per step for each stage.
 //!
-//! Run: `cargo run --release -p cmsc-core --example bake_profile -- [N] [steps] [method] [iterations]`
-//! with method `direct` (default), `ddef` or `off`; defaults N = 10000, 20 steps, 10 iterations.
+//! Run: `cargo run --release -p cmsc-core --example bake_profile -- [N] [steps] [method] [iterations] [charged]`
+//! with method `direct` (default), `ddef` or `off`; defaults N = 10000, 20 steps, 10 iterations,
+//! and `charged` = 1, the fraction of the vertices (the first rows) that carry the charge.
 //! The first step includes the factorization that pinning the top row requires.
 
 use std::time::Instant;
@@ -23,6 +24,7 @@ fn main() {
         other => panic!("method {other:?}: use direct, ddef or off"),
     };
     let iterations: u32 = args.get(4).map_or(10, |s| s.parse().unwrap());
+    let charged: f64 = args.get(5).map_or(1.0, |s| s.parse().unwrap());
     let side = (n as f64).sqrt().round() as u32;
     let mesh = grid(side, side, 2.0 / (side - 1) as f64);
     let nv = mesh.positions.len();
@@ -32,7 +34,8 @@ fn main() {
     let mut sys = System::new(&mesh.positions, &vec![0.3; nv], &ends, &k, params).unwrap();
     let top: Vec<u32> = (0..nv as u32).filter(|&i| mesh.positions[i as usize].y > 2.0 - 1e-9).collect();
     sys.set_pins(&top).unwrap();
-    sys.set_charges(&vec![1e-9; nv]).unwrap();
+    let n_charged = (charged * nv as f64).round() as usize;
+    sys.set_charges(&(0..nv).map(|i| if i < n_charged { 1e-9 } else { 0.0 }).collect::<Vec<_>>()).unwrap();
     eprintln!(
         "{nv} vertices, {} springs, {} pins; setup {:.1} ms",
         ends.len(),

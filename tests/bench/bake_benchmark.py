@@ -42,6 +42,8 @@ def parse():
     p.add_argument("--zip", default=os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x86_64.zip"))
     p.add_argument("--out", default=os.path.join(ROOT, "out", "bench", "bake.md"))
     p.add_argument("--methods", default="AUTO", help="comma-separated Coulomb methods of the add-on (AUTO, DIRECT, DDEF)")
+    p.add_argument("--direct-max", type=int, default=20_000,
+                   help="time DIRECT (the exact O(n²) sum) only up to this many vertices")
     p.add_argument("--threads", type=int, default=0, help="the add-on's thread preference (0 = all cores)")
     p.add_argument("--user-dir", default=os.path.join(ROOT, "target", "bench-blender-user"),
                    help="scratch Blender user folder the add-on is installed into")
@@ -211,6 +213,8 @@ def main():
                 cm = sys.modules[module.__name__ + ".sim.params"].CoulombMethod
                 label = coulomb_label(module, cm[method], round(n ** 0.5) ** 2)
                 if label.split()[-1] in seen:  # e.g. AUTO is DDEF at this size: timed once
+                    continue
+                if label.split()[-1] == "DIRECT" and n > args.direct_max:
                     continue
                 seen.add(label.split()[-1])
                 print(f"cmsc: {n} vertices, {f} frames, {method} ...", flush=True)

@@ -21,9 +21,18 @@ pub(super) const LANES: usize = 8;
 const TARGET_BLOCK: usize = 64;
 
 /// The exact `O(n²)` sum with reusable structure-of-arrays scratch.
+///
+/// Only charged vertices (`q ≠ 0`) take part: an uncharged one neither exerts nor feels a force,
+/// so a mesh with `c` charged vertices costs `O(c²)` (an artist's rig often charges only a few
+/// vertex groups).
 #[derive(Debug, Default)]
 pub struct DirectSum {
     soa: Soa,
+    /// Indices of the charged vertices, their positions and charges, and their forces.
+    charged: Vec<u32>,
+    cx: Vec<Vec3>,
+    cq: Vec<Real>,
+    cf: Vec<Vec3>,
 }
 
 /// Sources as structure of arrays, zero-padded to a multiple of [`LANES`].
@@ -114,11 +123,26 @@ impl FieldSolver for DirectSum {
 
     fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
-        self.soa.load(x, q);
+        out.fill(Vec3::zeros());
+        self.charged.clear();
+        self.charged.extend((0..q.len() as u32).filter(|&i| q[i as usize] != 0.0));
+        if self.charged.len() < 2 {
+            return Ok(()); // no pair, no force
+        }
+        self.cx.clear();
+        self.cx.extend(self.charged.iter().map(|&i| x[i as usize]));
+        self.cq.clear();
+        self.cq.extend(self.charged.iter().map(|&i| q[i as usize]));
+        self.cf.resize(self.charged.len(), Vec3::zeros());
+        self.soa.load(&self.cx, &self.cq);
         let soa = &self.soa;
-        out.par_chunks_mut(TARGET_BLOCK)
-            .zip(x.par_chunks(TARGET_BLOCK).zip(q.par_chunks(TARGET_BLOCK)))
+        self.cf
+            .par_chunks_mut(TARGET_BLOCK)
+            .zip(self.cx.par_chunks(TARGET_BLOCK).zip(self.cq.par_chunks(TARGET_BLOCK)))
             .for_each(|(o, (xt, qt))| block(xt, qt, k_c, eps * eps, soa, o));
+        for (&i, &f) in self.charged.iter().zip(&self.cf) {
+            out[i as usize] = f;
+        }
         Ok(())
     }
 }
@@ -213,6 +237,23 @@ mod tests {
             }
             assert!((f[i] - e).norm() <= 1e-12 * e.norm(), "vertex {i}");
         }
+    }
+
+    #[test]
+    fn uncharged_vertices_neither_exert_nor_feel_a_force() {
+        let x: Vec<Vec3> = (0..20).map(|i| Vec3::new(i as Real * 0.1, (i % 3) as Real * 0.2, 0.0)).collect();
+        let q: Vec<Real> = (0..20).map(|i| if i % 4 == 1 { 1e-6 * (i as Real - 8.0) } else { 0.0 }).collect();
+        let f = forces(&x, &q, 1e-3);
+        let charged: Vec<usize> = (0..20).filter(|&i| q[i] != 0.0).collect();
+        let (cx, cq): (Vec<Vec3>, Vec<Real>) = charged.iter().map(|&i| (x[i], q[i])).unzip();
+        let alone = forces(&cx, &cq, 1e-3);
+        for (i, fi) in f.iter().enumerate() {
+            match charged.iter().position(|&c| c == i) {
+                Some(k) => assert!((fi - alone[k]).norm() <= 1e-15 * alone[k].norm(), "vertex {i}"),
+                None => assert_eq!(*fi, Vec3::zeros(), "vertex {i}"),
+            }
+        }
+        assert!(alone.iter().all(|f| f.norm() > 0.0));
     }
 
     #[test]
