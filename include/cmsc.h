@@ -60,7 +60,7 @@ typedef enum {
   CMSC_COULOMB_OFF = 0,
   // Exact all-pairs sum (paper Eq. 8), CPU.
   CMSC_COULOMB_DIRECT = 1,
-  // DDEF approximation (paper §3.1) with `grid_points` grid points, CPU.
+  // DDEF approximation (paper §3.1) with `grid_points` grid points (0 = adaptive), CPU.
   CMSC_COULOMB_DDEF = 2,
   // DDEF with the far-field gather on a CUDA GPU (f32 terms, f64 sums; within 1e-4 of
   // CMSC_COULOMB_DDEF); grid and near field on the CPU. Needs the NVIDIA driver and NVRTC
@@ -101,7 +101,8 @@ typedef struct {
   double coulomb_constant;
   // A CmscCoulomb value.
   uint32_t coulomb;
-  // DDEF grid size m (number of Halton points), >= 1.
+  // DDEF grid size m (number of Halton points), at most 10,000,000; 0 = adaptive: the
+  // library sizes the grid to balance the far-field gather against the near field.
   uint32_t grid_points;
   // A CmscIntegrator value.
   uint32_t integrator;

@@ -35,7 +35,7 @@ class SimParams:
     gravity: tuple = field(default=(0.0, 0.0, -9.81))  # m/s^2
     coulomb_constant: float = 8.9875517923e9  # N m^2 / C^2
     coulomb: CoulombMethod = CoulombMethod.AUTO
-    grid_points: int = 1000  # DDEF m
+    grid_points: int = 0  # DDEF m; 0 = adaptive
     integrator: Integrator = Integrator.IMEX
     ground_height: float = -math.inf  # m; -inf = no ground
     friction: float = 0.0  # 0..1
@@ -55,8 +55,8 @@ class SimParams:
             raise InvalidArgumentError(f"gravity must be 3 finite numbers, got {self.gravity}")
         if not (finite(self.coulomb_constant) and self.coulomb_constant >= 0):
             raise InvalidArgumentError(f"coulomb_constant must be finite and >= 0, got {self.coulomb_constant}")
-        if not 1 <= int(self.grid_points) <= 10_000_000:
-            raise InvalidArgumentError(f"grid_points must be in 1..10000000, got {self.grid_points}")
+        if not 0 <= int(self.grid_points) <= 10_000_000:
+            raise InvalidArgumentError(f"grid_points must be 0 (adaptive) or in 1..10000000, got {self.grid_points}")
         CoulombMethod(self.coulomb)
         Integrator(self.integrator)
         if self.ground_height == math.inf:

@@ -119,7 +119,15 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         update=_object_setting,
     )
     grid_points: IntProperty(
-        name="Grid Points", description="DDEF grid size m", default=1000, min=10, max=10_000_000, update=_object_setting
+        name="Grid Points",
+        description=(
+            "DDEF grid size m; 0 = adaptive: the library sizes the grid to balance its two costs "
+            "(the far field on the grid and the exact near field), which grows it with the mesh"
+        ),
+        default=0,
+        min=0,
+        max=10_000_000,
+        update=_object_setting,
     )
     pin_group: StringProperty(
         name="Pin Group", description="Vertices of this group follow the object exactly", update=_object_setting

@@ -3,9 +3,10 @@
 //! 1 nC, 0.3 kg per vertex, structural/bending springs 100/10 N/m, h = 1/120 s (24 fps × 5
 //! substeps). Prints mean milliseconds per step for each stage.
 //!
-//! Run: `cargo run --release -p cmsc-core --example bake_profile -- [N] [steps] [method] [iterations] [charged]`
+//! Run: `cargo run --release -p cmsc-core --example bake_profile -- [N] [steps] [method] [iterations] [charged] [m]`
 //! with method `direct` (default), `ddef` or `off`; defaults N = 10000, 20 steps, 10 iterations,
-//! and `charged` = 1, the fraction of the vertices (the first rows) that carry the charge.
+//! `charged` = 1, the fraction of the vertices (the first rows) that carry the charge, and the
+//! DDEF grid size `m` = 1000 (0 = adaptive).
 //! The first step includes the factorization that pinning the top row requires.
 
 use std::time::Instant;
@@ -25,11 +26,18 @@ fn main() {
     };
     let iterations: u32 = args.get(4).map_or(10, |s| s.parse().unwrap());
     let charged: f64 = args.get(5).map_or(1.0, |s| s.parse().unwrap());
+    let grid_points: u32 = args.get(6).map_or(1000, |s| s.parse().unwrap());
     let side = (n as f64).sqrt().round() as u32;
     let mesh = grid(side, side, 2.0 / (side - 1) as f64);
     let nv = mesh.positions.len();
     let (ends, k) = springs_from_triangles(nv, &mesh.triangles).unwrap().with_stiffness(100.0, 10.0);
-    let params = SimParams { time_step: 1.0 / 120.0, iterations, coulomb: method, ..SimParams::default() };
+    let params = SimParams {
+        time_step: 1.0 / 120.0,
+        iterations,
+        coulomb: method,
+        grid_points,
+        ..SimParams::default()
+    };
     let t0 = Instant::now();
     let mut sys = System::new(&mesh.positions, &vec![0.3; nv], &ends, &k, params).unwrap();
     let top: Vec<u32> = (0..nv as u32).filter(|&i| mesh.positions[i as usize].y > 2.0 - 1e-9).collect();
@@ -51,7 +59,7 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3 / steps as f64;
     println!(
-        "{nv} {method:?} K={iterations}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
+        "{nv} {method:?} m={grid_points} K={iterations}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
         ms(sum.factorization),
         ms(sum.coulomb),
         ms(sum.external),

@@ -56,7 +56,7 @@ fn absurd_parameters_are_rejected() {
         (SimParams { time_step: f64::INFINITY, ..d() }, "time_step"),
         (SimParams { iterations: 0, ..d() }, "iterations"),
         (SimParams { iterations: 1_000_000_000, ..d() }, "iterations"),
-        (SimParams { grid_points: 0, ..d() }, "grid_points"),
+        (SimParams { grid_points: cmsc_core::MAX_GRID_POINTS + 1, ..d() }, "grid_points"),
         (SimParams { damping: 1.5, ..d() }, "damping"),
         (SimParams { damping: f64::NAN, ..d() }, "damping"),
         (SimParams { friction: -0.1, ..d() }, "friction"),

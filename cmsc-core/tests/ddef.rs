@@ -72,6 +72,54 @@ fn ddef_error_against_the_direct_sum() {
 }
 
 #[test]
+fn adaptive_grid_grows_with_the_mesh_settles_and_stays_accurate() {
+    let mut settled = vec![];
+    for (u, v) in [(90, 45), (280, 140)] {
+        let x = shapes::torus(u, v, 1.0, 0.3).positions;
+        let n = x.len();
+        let q: Vec<Real> = (0..n).map(|i| if i % 5 == 0 { -1e-6 } else { 1e-6 }).collect();
+        let exact = forces(&mut DirectSum::default(), &x, &q, 1e-6);
+        let mut ddef = Ddef::new(0);
+        assert!(ddef.is_adaptive() && ddef.grid_points() == 0);
+        let mut used = vec![];
+        let mut last = vec![];
+        for _ in 0..6 {
+            last = forces(&mut ddef, &x, &q, 1e-6);
+            let m = ddef.timings().grid_points;
+            assert!((100..=n as u32 / 2).contains(&m), "n = {n}: m = {m}");
+            let err = relative_l2(&last, &exact);
+            assert!(err < 0.05, "n = {n}, m = {m}: error {err}");
+            used.push(m);
+        }
+        eprintln!("n = {n}: adaptive m per call {used:?}");
+        assert_eq!(used[4], used[5], "n = {n}: the grid size should settle ({used:?})");
+        // counts, not clocks: a second solver makes the same choices and the same forces
+        let mut again = Ddef::adaptive();
+        let replay: Vec<Vec<Vec3>> = (0..6).map(|_| forces(&mut again, &x, &q, 1e-6)).collect();
+        assert_eq!(replay[5], last, "n = {n}: adaptive DDEF is not reproducible");
+        settled.push(used[5]);
+    }
+    assert!(settled[1] > settled[0], "the grid should grow with the mesh: {settled:?}");
+
+    // The same solver follows a change: charging all of a mesh instead of a tenth of it puts 10×
+    // the charges in every tet, the near field outgrows the gather, and the grid grows.
+    let x = shapes::torus(280, 140, 1.0, 0.3).positions;
+    let tenth: Vec<Real> = (0..x.len()).map(|i| if i % 10 == 0 { 1e-6 } else { 0.0 }).collect();
+    let all = vec![1e-6; x.len()];
+    let exact = [&tenth, &all].map(|q| forces(&mut DirectSum::default(), &x, q, 1e-6));
+    let mut ddef = Ddef::adaptive();
+    let mut used = vec![];
+    for k in [0, 0, 1, 1, 1] {
+        let q = [&tenth, &all][k];
+        let err = relative_l2(&forces(&mut ddef, &x, q, 1e-6), &exact[k]);
+        assert!(err < 0.05, "m = {}: error {err}", ddef.timings().grid_points);
+        used.push(ddef.timings().grid_points);
+    }
+    eprintln!("a tenth, then all of the torus charged: adaptive m per call {used:?}");
+    assert!(used[4] >= 2 * used[1], "the grid should grow with the charges: {used:?}");
+}
+
+#[test]
 fn moving_points_reuse_the_grid_until_the_box_aspect_drifts() {
     // A deforming, mixed-sign cloud: the cached tetrahedralization is reused while the box's
     // aspect ratio stays within tolerance and rebuilt beyond it; accuracy holds throughout.

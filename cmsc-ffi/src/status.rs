@@ -33,7 +33,7 @@ pub enum CmscCoulomb {
     CMSC_COULOMB_OFF = 0,
     /// Exact all-pairs sum (paper Eq. 8), CPU.
     CMSC_COULOMB_DIRECT = 1,
-    /// DDEF approximation (paper §3.1) with `grid_points` grid points, CPU.
+    /// DDEF approximation (paper §3.1) with `grid_points` grid points (0 = adaptive), CPU.
     CMSC_COULOMB_DDEF = 2,
     /// DDEF with the far-field gather on a CUDA GPU (f32 terms, f64 sums; within 1e-4 of
     /// CMSC_COULOMB_DDEF); grid and near field on the CPU. Needs the NVIDIA driver and NVRTC

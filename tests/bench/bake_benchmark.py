@@ -235,7 +235,7 @@ def main():
         f"- Blender {bpy.app.version_string} (bpy from PyPI, background), libcmsc {lib.cmsc_version().decode()}, "
         f"{threads} library threads",
         "- Mesh: square grid, top row pinned, gravity, every vertex charged (1 nC); cmsc 5 substeps × 10 "
-        "local/global iterations per frame, Coulomb as listed (AUTO: DIRECT below 10,000 vertices, DDEF from 10,000; DDEF with 1,000 grid points); "
+        "local/global iterations per frame, Coulomb as listed (AUTO: DIRECT below 10,000 vertices, DDEF from 10,000; DDEF with its adaptive grid, the add-on's default); "
         "Cloth at its default quality (5 steps per frame), collision and self-collision off",
         "- Blender I/O = collect (mesh, frame_set through the range) + PC2 writes + Mesh Cache modifier",
         "",

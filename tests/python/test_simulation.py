@@ -114,3 +114,19 @@ def test_library_loading_errors(tmp_path):
 def test_abi_version_is_checked(lib_path):
     lib = _native.load(lib_path)
     assert lib.cmsc_abi_version() == _native.ABI_VERSION
+
+
+def test_python_defaults_equal_the_librarys(lib_path):
+    lib = _native.load(lib_path)
+    c = _native.CmscParams()
+    lib.cmsc_params_default(c)
+    ours = SimParams().to_c(_native.CmscParams)
+    for name, _ in _native.CmscParams._fields_:
+        theirs, mine = getattr(c, name), getattr(ours, name)
+        if isinstance(theirs, float) and math.isnan(theirs):
+            assert math.isnan(mine), name
+        elif name == "gravity":
+            assert list(theirs) == list(mine), name
+        else:
+            assert theirs == mine, name
+    assert c.grid_points == 0, "the default DDEF grid is adaptive"

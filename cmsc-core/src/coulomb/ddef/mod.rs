@@ -32,6 +32,7 @@ mod delaunay;
 mod grid;
 mod locate;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -40,6 +41,7 @@ use super::direct::{field_sum, Soa};
 use super::{inv_r3, FarFieldGather, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
+use crate::system::MAX_GRID_POINTS;
 pub use grid::Neighborhood;
 use grid::{GridBox, UnitGrid};
 use locate::{locate_all, Location};
@@ -57,6 +59,8 @@ pub struct DdefTimings {
     pub gather: f64,
     /// Interpolation and near-field correction at the charges.
     pub near: f64,
+    /// The grid size `m` this call used.
+    pub grid_points: u32,
 }
 
 /// The DDEF field solver, [Paper](crate#references) §3.1, Alg. 1: Halton grid in the charges'
@@ -65,7 +69,10 @@ pub struct DdefTimings {
 /// left out of any vertex of the charge's tet; each is subtracted from the interpolation and
 /// added exactly, so every charge is counted once (see the source's module docs).
 pub struct Ddef {
+    /// Grid size of the next call (`0` before an adaptive solver's first call).
     m: u32,
+    /// Whether `m` follows the work of the last call ([`Ddef::adaptive`]).
+    adaptive: bool,
     far_field: bool,
     neighborhood: Neighborhood,
     grid: Option<UnitGrid>,
@@ -84,11 +91,38 @@ pub struct Ddef {
     gather: Option<Box<dyn FarFieldGather>>,
 }
 
+/// Smallest grid of the adaptive solver: the paper's error has converged from `m ≈ 100` (Fig. 3).
+pub const ADAPTIVE_MIN_GRID_POINTS: u32 = 100;
+
 impl Ddef {
-    /// A DDEF solver with `m` Halton grid points (the paper's error is ≤ 0.1 from `m = 100`).
+    /// A DDEF solver with `m` Halton grid points (the paper's error is ≤ 0.1 from `m = 100`);
+    /// `m = 0` gives [`Ddef::adaptive`].
     pub fn new(m: u32) -> Self {
+        if m == 0 {
+            return Self::adaptive();
+        }
+        Self::with_grid(m, false)
+    }
+
+    /// A DDEF solver that sizes its grid itself, the paper's suggested "adaptive m" (§4, Fig. 7).
+    ///
+    /// The cost is the far-field gather, `(m + 8) n` pair terms, plus the near field,
+    /// `Σ_τ (n_τ + 4) |C_τ|` (charges in `τ` and the 4 grid corrections, each over `C_τ`); with
+    /// charges on a surface the near term falls like `m^(−2/3)`, in a volume like `m^(−1)`.
+    /// After each call both are counted and the next `m` is `m (near / gather)^0.6`, the
+    /// balance point between those laws, on the levels `100 · 2^(k/2)` from
+    /// [`ADAPTIVE_MIN_GRID_POINTS`] up to half the charges; it moves only when that is at least
+    /// two levels (2×) away, so the Delaunay grid is rebuilt rarely. The first call starts at
+    /// `5 n^0.6` (about 1,000 at n = 10K, 5,000 at 100K). The choice depends on counts, not
+    /// clocks: runs repeat exactly.
+    pub fn adaptive() -> Self {
+        Self::with_grid(0, true)
+    }
+
+    fn with_grid(m: u32, adaptive: bool) -> Self {
         Ddef {
-            m: m.max(1),
+            m,
+            adaptive,
             far_field: true,
             neighborhood: Neighborhood::default(),
             grid: None,
@@ -124,9 +158,45 @@ impl Ddef {
         self
     }
 
-    /// Grid size `m`.
+    /// Grid size `m` of the next call (of the last one, unless an adaptive solver moved it;
+    /// `0` before an adaptive solver's first call).
     pub fn grid_points(&self) -> u32 {
         self.m
+    }
+
+    /// Whether the grid size adapts ([`Ddef::adaptive`]).
+    pub fn is_adaptive(&self) -> bool {
+        self.adaptive
+    }
+
+    /// The adaptive grid size after a call on `n` charges that cost `gather` and `near` pair
+    /// terms (see [`Ddef::adaptive`]).
+    fn adapt(&mut self, n: usize, gather: f64, near: f64) {
+        let want = level_for(self.m as f64 * (near / gather).powf(0.6), n);
+        if (want - level_for(self.m as f64, n)).abs() >= 2 {
+            self.m = grid_at_level(want);
+        }
+    }
+}
+
+/// The adaptive grid level (`m = 100 · 2^(k/2)`, [`Ddef::adaptive`]) nearest to `m`, within
+/// `[100, max(100, n/2)]` for `n` charges.
+fn level_for(m: Real, n: usize) -> i32 {
+    let level = |m: Real| 2.0 * (m / ADAPTIVE_MIN_GRID_POINTS as Real).log2();
+    let cap =
+        level((n as Real / 2.0).clamp(ADAPTIVE_MIN_GRID_POINTS as Real, MAX_GRID_POINTS as Real)).floor();
+    level(m).round().clamp(0.0, cap) as i32
+}
+
+/// The grid size of adaptive level `k`.
+fn grid_at_level(k: i32) -> u32 {
+    (ADAPTIVE_MIN_GRID_POINTS as Real * (k as Real / 2.0).exp2()).round() as u32
+}
+
+impl Ddef {
+    /// The adaptive solver's first grid size for `n` charges: `5 n^0.6` on the levels.
+    fn first_grid(n: usize) -> u32 {
+        grid_at_level(level_for(5.0 * (n as Real).powf(0.6), n))
     }
 
     /// Stage timings of the last call.
@@ -139,7 +209,8 @@ impl Ddef {
 /// per tet: the far field at `τ`'s 4 vertices with every `j ∈ C_τ` removed (`ê'_v = ê(u_v) −
 /// Σ_{j ∈ C_τ, v ∉ N_j} f(u_v, x_j)`, the part of `j` that `ê(u_v)` still holds), then per
 /// charge `i ∈ τ`: `Σ_v ψ_iv ê'_v` plus the exact sum over `C_τ` (`i` itself is in `C_τ` and
-/// contributes 0). Returns the field per charge divided by `k_c`.
+/// contributes 0). Returns the field per charge divided by `k_c`, and the number of pair terms
+/// summed (`Σ_τ (n_τ + 4) |C_τ|`, without the 4 corrections when `far_field` is off).
 ///
 /// `C_τ` is a merge of the 4 sorted lists `M_v`, which also tells for each `j` which of them
 /// hold it (`v ∈ N_j ⇔ j ∈ M_v`). Every sum then runs on the SIMD direct kernel: the exact near
@@ -154,8 +225,9 @@ fn near_field(
     cq: &[Real],
     eps2: Real,
     far_field: bool,
-) -> Vec<Vec3> {
+) -> (Vec<Vec3>, u64) {
     let n = cx.len();
+    let pairs = AtomicU64::new(0);
     // charges grouped by tet (counting sort)
     let n_tets = grid.tri.tets.len();
     let mut offsets = vec![0u32; n_tets + 1];
@@ -186,6 +258,9 @@ fn near_field(
                     held.push(bits);
                 });
                 soa.load(near_x, near_q);
+                let targets =
+                    (offsets[t as usize + 1] - offsets[t as usize]) as u64 + if far_field { 4 } else { 0 };
+                pairs.fetch_add(targets * near_x.len() as u64, Ordering::Relaxed);
                 let mut e_vertex = [Vec3::zeros(); 4];
                 if far_field {
                     for (k, e) in e_vertex.iter_mut().enumerate() {
@@ -221,7 +296,7 @@ fn near_field(
     for (i, e) in per_tet {
         fields[i as usize] = e;
     }
-    fields
+    (fields, pairs.into_inner())
 }
 
 /// Calls `visit(j, bits)` once for each `j` in the union of the 4 ascending `lists`, in
@@ -264,6 +339,9 @@ impl FieldSolver for Ddef {
             return Ok(()); // no pair, no force
         }
         let eps2 = eps * eps;
+        if self.m == 0 {
+            self.m = Self::first_grid(self.charged.len());
+        }
         let grid_box =
             GridBox::around(self.charged.iter().map(|&i| x[i as usize]), self.m as usize, eps.max(1e-9));
         let t1 = Instant::now();
@@ -311,7 +389,8 @@ impl FieldSolver for Ddef {
         }
         let t4 = Instant::now();
 
-        let fields = near_field(grid, loc, &world, &self.e_grid, &cx, &cq, eps2, self.far_field);
+        let (fields, near_pairs) =
+            near_field(grid, loc, &world, &self.e_grid, &cx, &cq, eps2, self.far_field);
         for ((&v, e), &qi) in self.charged.iter().zip(fields).zip(&cq) {
             out[v as usize] = e * (k_c * qi);
         }
@@ -326,12 +405,18 @@ impl FieldSolver for Ddef {
             out[v as usize] -= correction;
         }
         let t5 = Instant::now();
+        let used_m = self.m;
+        if self.adaptive && self.far_field {
+            let gather_pairs = world.len() as f64 * cx.len() as f64;
+            self.adapt(cx.len(), gather_pairs, near_pairs as f64);
+        }
         self.timings = DdefTimings {
             grid: (t1 - t0).as_secs_f64(),
             tetrahedralize: if rebuild { (t2 - t1).as_secs_f64() } else { 0.0 },
             locate: (t3 - t2).as_secs_f64(),
             gather: (t4 - t3).as_secs_f64(),
             near: (t5 - t4).as_secs_f64(),
+            grid_points: used_m,
         };
         Ok(())
     }
