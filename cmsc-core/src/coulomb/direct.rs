@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::{inv_r3, FieldMethod, FieldSolver};
+use super::{inv_r3, Charged, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
 
@@ -28,11 +28,9 @@ const TARGET_BLOCK: usize = 64;
 #[derive(Debug, Default)]
 pub struct DirectSum {
     soa: Soa,
-    /// Indices of the charged vertices, their positions and charges, and their forces.
-    charged: Vec<u32>,
-    cx: Vec<Vec3>,
-    cq: Vec<Real>,
-    cf: Vec<Vec3>,
+    charged: Charged,
+    /// Forces on the charged vertices.
+    forces: Vec<Vec3>,
 }
 
 /// Sources as structure of arrays, zero-padded to a multiple of [`LANES`].
@@ -124,23 +122,19 @@ impl FieldSolver for DirectSum {
     fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
-        self.charged.clear();
-        self.charged.extend((0..q.len() as u32).filter(|&i| q[i as usize] != 0.0));
-        if self.charged.len() < 2 {
+        let c = &mut self.charged;
+        c.gather(x, q);
+        if c.index.len() < 2 {
             return Ok(()); // no pair, no force
         }
-        self.cx.clear();
-        self.cx.extend(self.charged.iter().map(|&i| x[i as usize]));
-        self.cq.clear();
-        self.cq.extend(self.charged.iter().map(|&i| q[i as usize]));
-        self.cf.resize(self.charged.len(), Vec3::zeros());
-        self.soa.load(&self.cx, &self.cq);
+        self.forces.resize(c.index.len(), Vec3::zeros());
+        self.soa.load(&c.x, &c.q);
         let soa = &self.soa;
-        self.cf
+        self.forces
             .par_chunks_mut(TARGET_BLOCK)
-            .zip(self.cx.par_chunks(TARGET_BLOCK).zip(self.cq.par_chunks(TARGET_BLOCK)))
+            .zip(c.x.par_chunks(TARGET_BLOCK).zip(c.q.par_chunks(TARGET_BLOCK)))
             .for_each(|(o, (xt, qt))| block(xt, qt, k_c, eps * eps, soa, o));
-        for (&i, &f) in self.charged.iter().zip(&self.cf) {
+        for (&i, &f) in c.index.iter().zip(&self.forces) {
             out[i as usize] = f;
         }
         Ok(())

@@ -132,6 +132,29 @@ pub(crate) trait FarFieldGather: Send {
     ) -> Result<()>;
 }
 
+/// The charged vertices (`q ≠ 0`) of one call, gathered: only they exert or feel a Coulomb
+/// force, so both CPU backends work on this subset.
+#[derive(Debug, Default)]
+pub(crate) struct Charged {
+    /// Vertex index of each charged vertex.
+    pub index: Vec<u32>,
+    /// Their positions (m) and charges (C).
+    pub x: Vec<Vec3>,
+    pub q: Vec<Real>,
+}
+
+impl Charged {
+    /// Gathers the charged vertices of `x`, `q` (reusing the buffers).
+    pub fn gather(&mut self, x: &[Vec3], q: &[Real]) {
+        self.index.clear();
+        self.index.extend((0..q.len() as u32).filter(|&i| q[i as usize] != 0.0));
+        self.x.clear();
+        self.x.extend(self.index.iter().map(|&i| x[i as usize]));
+        self.q.clear();
+        self.q.extend(self.index.iter().map(|&i| q[i as usize]));
+    }
+}
+
 /// The backend that returns zero forces, for [`FieldMethod::Off`].
 #[derive(Debug, Default)]
 pub struct NoField;

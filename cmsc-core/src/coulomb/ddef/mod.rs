@@ -38,7 +38,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::direct::{field_sum, Soa};
-use super::{inv_r3, FarFieldGather, FieldMethod, FieldSolver};
+use super::{inv_r3, Charged, FarFieldGather, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
 use crate::system::MAX_GRID_POINTS;
@@ -76,8 +76,8 @@ pub struct Ddef {
     far_field: bool,
     neighborhood: Neighborhood,
     grid: Option<UnitGrid>,
-    /// Indices of the charged vertices (`q ≠ 0`): only they are sources or feel a force.
-    charged: Vec<u32>,
+    /// The charged vertices (`q ≠ 0`): only they are sources or feel a force.
+    charged: Charged,
     /// Their positions in the grid's reference coordinates.
     unit: Vec<Vec3>,
     /// Per vertex: last containing tet, the warm start of the next walk.
@@ -126,7 +126,7 @@ impl Ddef {
             far_field: true,
             neighborhood: Neighborhood::default(),
             grid: None,
-            charged: vec![],
+            charged: Charged::default(),
             unit: vec![],
             warm: vec![],
             warm_scratch: vec![],
@@ -333,17 +333,15 @@ impl FieldSolver for Ddef {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
         let t0 = Instant::now();
-        self.charged.clear();
-        self.charged.extend((0..x.len() as u32).filter(|&i| q[i as usize] != 0.0));
-        if self.charged.len() < 2 {
+        self.charged.gather(x, q);
+        if self.charged.index.len() < 2 {
             return Ok(()); // no pair, no force
         }
         let eps2 = eps * eps;
         if self.m == 0 {
-            self.m = Self::first_grid(self.charged.len());
+            self.m = Self::first_grid(self.charged.index.len());
         }
-        let grid_box =
-            GridBox::around(self.charged.iter().map(|&i| x[i as usize]), self.m as usize, eps.max(1e-9));
+        let grid_box = GridBox::around(self.charged.x.iter().copied(), self.m as usize, eps.max(1e-9));
         let t1 = Instant::now();
         let aspect = grid_box.aspect();
         let rebuild = self.grid.as_ref().is_none_or(|g| g.m() != self.m as usize || !g.fits(aspect));
@@ -353,28 +351,27 @@ impl FieldSolver for Ddef {
         }
         let grid = self.grid.as_ref().expect("grid was just built");
         self.unit.clear();
-        self.unit.extend(self.charged.iter().map(|&i| grid_box.to_reference(x[i as usize], grid.aspect)));
+        self.unit.extend(self.charged.x.iter().map(|&p| grid_box.to_reference(p, grid.aspect)));
         let t2 = Instant::now();
 
         self.warm.resize(x.len(), delaunay::NONE);
         self.warm_scratch.clear();
-        self.warm_scratch.extend(self.charged.iter().map(|&i| self.warm[i as usize]));
+        self.warm_scratch.extend(self.charged.index.iter().map(|&i| self.warm[i as usize]));
         locate_all(grid, &self.unit, &mut self.warm_scratch, &mut self.loc);
-        for (&i, &t) in self.charged.iter().zip(&self.warm_scratch) {
+        for (&i, &t) in self.charged.index.iter().zip(&self.warm_scratch) {
             self.warm[i as usize] = t;
         }
         let t3 = Instant::now();
 
-        let cx: Vec<Vec3> = self.charged.iter().map(|&i| x[i as usize]).collect();
-        let cq: Vec<Real> = self.charged.iter().map(|&i| q[i as usize]).collect();
+        let (cx, cq) = (&self.charged.x, &self.charged.q);
         let loc = &self.loc;
         let world: Vec<Vec3> =
             grid.points.iter().map(|r| grid_box.reference_to_world(*r, grid.aspect)).collect();
         self.e_grid.resize(world.len(), Vec3::zeros());
         if let (true, Some(gather)) = (self.far_field, self.gather.as_mut()) {
-            gather.gather(&world, &cx, &cq, eps2, &loc.inv_offsets, &loc.inv, &mut self.e_grid)?;
+            gather.gather(&world, cx, cq, eps2, &loc.inv_offsets, &loc.inv, &mut self.e_grid)?;
         } else if self.far_field {
-            self.sources.load(&cx, &cq);
+            self.sources.load(cx, cq);
             let sources = &self.sources;
             self.e_grid.par_iter_mut().enumerate().for_each(|(j, e)| {
                 let near: Vec3 = loc
@@ -389,9 +386,8 @@ impl FieldSolver for Ddef {
         }
         let t4 = Instant::now();
 
-        let (fields, near_pairs) =
-            near_field(grid, loc, &world, &self.e_grid, &cx, &cq, eps2, self.far_field);
-        for ((&v, e), &qi) in self.charged.iter().zip(fields).zip(&cq) {
+        let (fields, near_pairs) = near_field(grid, loc, &world, &self.e_grid, cx, cq, eps2, self.far_field);
+        for ((&v, e), &qi) in self.charged.index.iter().zip(fields).zip(cq) {
             out[v as usize] = e * (k_c * qi);
         }
         // Interpolation breaks Newton's third law at the level of the approximation error, and a
@@ -399,16 +395,16 @@ impl FieldSolver for Ddef {
         // torus drifted 175 m in 15 s). Removing the mean force over the charged vertices
         // conserves momentum exactly, as the direct sum does, and changes each force by no more
         // than the error itself.
-        let net: Vec3 = self.charged.iter().map(|&v| out[v as usize]).sum();
-        let correction = net / self.charged.len() as Real;
-        for &v in &self.charged {
+        let net: Vec3 = self.charged.index.iter().map(|&v| out[v as usize]).sum();
+        let correction = net / self.charged.index.len() as Real;
+        for &v in &self.charged.index {
             out[v as usize] -= correction;
         }
         let t5 = Instant::now();
         let used_m = self.m;
         if self.adaptive && self.far_field {
-            let gather_pairs = world.len() as f64 * cx.len() as f64;
-            self.adapt(cx.len(), gather_pairs, near_pairs as f64);
+            let n = self.charged.index.len();
+            self.adapt(n, world.len() as f64 * n as f64, near_pairs as f64);
         }
         self.timings = DdefTimings {
             grid: (t1 - t0).as_secs_f64(),
