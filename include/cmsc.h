@@ -101,8 +101,9 @@ typedef struct {
   double coulomb_constant;
   // A CmscCoulomb value.
   uint32_t coulomb;
-  // DDEF grid size m (number of Halton points), at most 10,000,000; 0 = adaptive: the
-  // library sizes the grid to balance the far-field gather against the near field.
+  // DDEF grid size m (number of Halton points, spread uniformly), at most 10,000,000;
+  // 0 = adaptive: the library sizes the grid to balance the far-field gather against the
+  // near field and puts most of its points where the charges are.
   uint32_t grid_points;
   // A CmscIntegrator value.
   uint32_t integrator;

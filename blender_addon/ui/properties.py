@@ -122,7 +122,8 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         name="Grid Points",
         description=(
             "DDEF grid size m; 0 = adaptive: the library sizes the grid to balance its two costs "
-            "(the far field on the grid and the exact near field), which grows it with the mesh"
+            "(the far field on the grid and the exact near field), which grows it with the mesh, "
+            "and puts most of its points where the charges are"
         ),
         default=0,
         min=0,

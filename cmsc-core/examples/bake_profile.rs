@@ -3,10 +3,14 @@
 //! 1 nC, 0.3 kg per vertex, structural/bending springs 100/10 N/m, h = 1/120 s (24 fps × 5
 //! substeps). Prints mean milliseconds per step for each stage.
 //!
-//! Run: `cargo run --release -p cmsc-core --example bake_profile -- [N] [steps] [method] [iterations] [charged] [m]`
+//! Run: `cargo run --release -p cmsc-core --example bake_profile -- [N] [steps] [method] [iterations] [charged] [m] [every] [dir]`
 //! with method `direct` (default), `ddef` or `off`; defaults N = 10000, 20 steps, 10 iterations,
 //! `charged` = 1, the fraction of the vertices (the first rows) that carry the charge, and the
 //! DDEF grid size `m` = 1000 (0 = adaptive).
+//! With `every` > 0 it also prints the mean Coulomb time of each window of that many steps (the
+//! cost changes as the cloth falls and curls), and with `dir` it writes the positions at the end
+//! of each window to `dir/step_<k>.f64` (little-endian x, y, z per vertex), which
+//! `ddef_bench --points` reads.
 //! The first step includes the factorization that pinning the top row requires.
 
 use std::time::Instant;
@@ -27,6 +31,8 @@ fn main() {
     let iterations: u32 = args.get(4).map_or(10, |s| s.parse().unwrap());
     let charged: f64 = args.get(5).map_or(1.0, |s| s.parse().unwrap());
     let grid_points: u32 = args.get(6).map_or(1000, |s| s.parse().unwrap());
+    let every: u32 = args.get(7).map_or(0, |s| s.parse().unwrap());
+    let snapshots = args.get(8).map(std::path::PathBuf::from);
     let side = (n as f64).sqrt().round() as u32;
     let mesh = grid(side, side, 2.0 / (side - 1) as f64);
     let nv = mesh.positions.len();
@@ -52,9 +58,25 @@ fn main() {
     );
     let mut sum = StepTimings::default();
     let t0 = Instant::now();
-    for _ in 0..steps {
+    let mut window = std::time::Duration::ZERO;
+    for s in 1..=steps {
         sys.step().unwrap();
         sum += *sys.last_step_timings();
+        window += sys.last_step_timings().coulomb;
+        if every > 0 && s % every == 0 {
+            println!(
+                "steps {}..{s}: coulomb {:.1} ms/step",
+                s + 1 - every,
+                window.as_secs_f64() * 1e3 / every as f64
+            );
+            window = std::time::Duration::ZERO;
+            if let Some(dir) = &snapshots {
+                let bytes: Vec<u8> =
+                    sys.positions().iter().flat_map(|p| p.iter().flat_map(|c| c.to_le_bytes())).collect();
+                std::fs::create_dir_all(dir).unwrap();
+                std::fs::write(dir.join(format!("step_{s}.f64")), bytes).unwrap();
+            }
+        }
     }
     let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3 / steps as f64;

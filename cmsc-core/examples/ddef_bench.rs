@@ -6,10 +6,14 @@
 //! Run: `cargo run --release -p cmsc-core --example ddef_bench [-- --large] [--n 5000,20000] [--m 1000,3000] [--face]`
 //! (`--m 0`: the adaptive grid, timed once its size has settled).
 //! (`--face`: near sets of face neighbours only, instead of the default one-ring).
+//! (`--place uniform` or `--place following`: where the grid points go; by default the paper's
+//! uniform points for a fixed m and following points for the adaptive grid.)
+//! (`--points FILE`: instead of the tori, the points in FILE (little-endian x, y, z f64 per
+//! point, as `bake_profile` writes them), every one charged 1 nC.)
 
 use std::time::Instant;
 
-use cmsc_core::coulomb::{Ddef, DirectSum, FieldSolver, Neighborhood};
+use cmsc_core::coulomb::{Ddef, DirectSum, FieldSolver, Neighborhood, Placement};
 use cmsc_core::{shapes, Real, Vec3, COULOMB_CONSTANT as KC};
 
 fn torus_points(n: usize) -> Vec<Vec3> {
@@ -39,10 +43,30 @@ fn main() {
     let neighborhood =
         if std::env::args().any(|a| a == "--face") { Neighborhood::Face } else { Neighborhood::Ring };
     println!("near sets: {neighborhood:?}");
+    let placement = std::env::args().skip_while(|a| a != "--place").nth(1).map(|p| match p.as_str() {
+        "uniform" => Placement::Uniform,
+        "following" => Placement::Following,
+        other => panic!("--place {other:?}: use uniform or following"),
+    });
+    let file = std::env::args().skip_while(|a| a != "--points").nth(1);
+    let sizes = if file.is_some() { vec![0] } else { sizes };
     for &n in &sizes {
-        let x = torus_points(n);
+        let (x, q) = match &file {
+            Some(path) => {
+                let bytes = std::fs::read(path).expect("--points: cannot read the file");
+                let c: Vec<Real> =
+                    bytes.chunks_exact(8).map(|b| Real::from_le_bytes(b.try_into().unwrap())).collect();
+                let x: Vec<Vec3> = c.chunks_exact(3).map(|p| Vec3::new(p[0], p[1], p[2])).collect();
+                let q = vec![1e-9; x.len()];
+                (x, q)
+            }
+            None => {
+                let x = torus_points(n);
+                let q = (0..x.len()).map(|i| if i % 5 == 0 { -1e-6 } else { 1e-6 }).collect();
+                (x, q)
+            }
+        };
         let n = x.len();
-        let q: Vec<Real> = (0..n).map(|i| if i % 5 == 0 { -1e-6 } else { 1e-6 }).collect();
         let eps = 1e-6;
         let sampled = n > 200_000;
         let targets: Vec<usize> =
@@ -54,6 +78,9 @@ fn main() {
         let direct_s = t.elapsed().as_secs_f64() * (n as f64 / targets.len() as f64);
         for &m in &grids {
             let mut ddef = Ddef::new(m).with_neighborhood(neighborhood);
+            if let Some(placement) = placement {
+                ddef = ddef.with_placement(placement);
+            }
             let mut out = vec![Vec3::zeros(); n];
             ddef.forces(&x, &q, KC, eps, &mut out).unwrap(); // first call builds the grid
             let mut first = ddef.timings();
@@ -67,6 +94,7 @@ fn main() {
             }
             let settled = ddef.grid_points();
             let m_label = if ddef.is_adaptive() { format!("adaptive: {settled}") } else { m.to_string() };
+            let m_label = format!("{m_label}, {:?}", ddef.placement());
             let t = Instant::now();
             ddef.forces(&x, &q, KC, eps, &mut out).unwrap(); // a step: grid reused, warm walks
             let ddef_s = t.elapsed().as_secs_f64();

@@ -21,8 +21,9 @@ pub struct CmscParams {
     pub coulomb_constant: f64,
     /// A CmscCoulomb value.
     pub coulomb: u32,
-    /// DDEF grid size m (number of Halton points), at most 10,000,000; 0 = adaptive: the
-    /// library sizes the grid to balance the far-field gather against the near field.
+    /// DDEF grid size m (number of Halton points, spread uniformly), at most 10,000,000;
+    /// 0 = adaptive: the library sizes the grid to balance the far-field gather against the
+    /// near field and puts most of its points where the charges are.
     pub grid_points: u32,
     /// A CmscIntegrator value.
     pub integrator: u32,

@@ -58,9 +58,9 @@ pub struct SimParams {
     pub coulomb_constant: Real,
     /// How vertex–vertex Coulomb forces are evaluated.
     pub coulomb: FieldMethod,
-    /// DDEF grid size `m` (number of Halton points), or `0` for an adaptive `m` that balances
-    /// the far-field gather against the near field ([`crate::coulomb::Ddef::adaptive`]); used
-    /// by the DDEF methods.
+    /// DDEF grid size `m` (number of Halton points, spread uniformly as in the paper), or `0`
+    /// for an adaptive grid: `m` balances the far-field gather against the near field and most
+    /// points follow the charges ([`crate::coulomb::Ddef::adaptive`]); used by the DDEF methods.
     pub grid_points: u32,
     /// DDEF near sets: [`Neighborhood::Ring`] (default; error ≈ 0.01) or the faster
     /// [`Neighborhood::Face`] (error ≈ 0.03; 2.5× faster at n = 64K).

@@ -1,8 +1,11 @@
 //! DDEF, the domain-discretized electric field of [Paper](crate#references) §3.1, Alg. 1: an
 //! `O(m n)` approximation of the `O(n²)` Coulomb sum.
 //!
-//! 1. `m` Halton points in the charges' padded bounding box, plus its 8 corners ([`grid`]);
-//! 2. their Delaunay tetrahedralization, built once in the unit cube and mapped affinely;
+//! 1. `m` Halton points in the charges' padded bounding box, plus its 8 corners ([`grid`]); or,
+//!    for the adaptive solver, most of them in the lattice cells around the charges
+//!    ([`Placement::Following`]);
+//! 2. their Delaunay tetrahedralization, built once in the unit cube and mapped affinely (a
+//!    following grid stays fixed in world space and is rebuilt when the charges have moved);
 //! 3. per charge `i`: containing tet `τ_i`, barycentric `ψ_i`, near grid points `N_i` = the
 //!    vertices of `τ_i` and of its face neighbours; inverse lists `M_j = {i : u_j ∈ N_i}`;
 //! 4. far field on the grid, Eq. (9): `ê(u_j) = Σ_{i ∉ M_j} q_i (u_j − x_i)/|u_j − x_i|³` —
@@ -42,8 +45,8 @@ use super::{inv_r3, Charged, FarFieldGather, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
 use crate::system::MAX_GRID_POINTS;
-pub use grid::Neighborhood;
-use grid::{GridBox, UnitGrid};
+use grid::{GridBox, UnitGrid, FOLLOW_GROWTH, FOLLOW_PAD};
+pub use grid::{Neighborhood, Placement};
 use locate::{locate_all, Location};
 
 /// Wall-clock time of each DDEF stage in the last call (s).
@@ -61,6 +64,8 @@ pub struct DdefTimings {
     pub near: f64,
     /// The grid size `m` this call used.
     pub grid_points: u32,
+    /// Pair terms the near field summed, `Σ_τ (n_τ + 4) |C_τ|`.
+    pub near_pairs: u64,
 }
 
 /// The DDEF field solver, [Paper](crate#references) §3.1, Alg. 1: Halton grid in the charges'
@@ -75,7 +80,12 @@ pub struct Ddef {
     adaptive: bool,
     far_field: bool,
     neighborhood: Neighborhood,
+    placement: Placement,
     grid: Option<UnitGrid>,
+    /// The world box the grid was mapped to in the last call.
+    frame: Option<GridBox>,
+    /// Near-field pair terms of the first call on the current grid and of the last call.
+    near_pairs: (u64, u64),
     /// The charged vertices (`q ≠ 0`): only they are sources or feel a force.
     charged: Charged,
     /// Their positions in the grid's reference coordinates.
@@ -104,7 +114,8 @@ impl Ddef {
         Self::with_grid(m, false)
     }
 
-    /// A DDEF solver that sizes its grid itself, the paper's suggested "adaptive m" (§4, Fig. 7).
+    /// A DDEF solver that sizes its grid itself, the paper's suggested "adaptive m" (§4, Fig. 7),
+    /// and puts most of its points where the charges are ([`Placement::Following`]).
     ///
     /// The cost is the far-field gather, `(m + 8) n` pair terms, plus the near field,
     /// `Σ_τ (n_τ + 4) |C_τ|` (charges in `τ` and the 4 grid corrections, each over `C_τ`); with
@@ -125,7 +136,10 @@ impl Ddef {
             adaptive,
             far_field: true,
             neighborhood: Neighborhood::default(),
+            placement: if adaptive { Placement::Following } else { Placement::Uniform },
             grid: None,
+            frame: None,
+            near_pairs: (0, 0),
             charged: Charged::default(),
             unit: vec![],
             warm: vec![],
@@ -158,10 +172,23 @@ impl Ddef {
         self
     }
 
+    /// Uses `placement` for the grid points (by default [`Placement::Following`] for the
+    /// adaptive solver, the paper's [`Placement::Uniform`] for a fixed `m`).
+    pub fn with_placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self.grid = None;
+        self
+    }
+
     /// Grid size `m` of the next call (of the last one, unless an adaptive solver moved it;
     /// `0` before an adaptive solver's first call).
     pub fn grid_points(&self) -> u32 {
         self.m
+    }
+
+    /// Where the grid points go.
+    pub fn placement(&self) -> Placement {
+        self.placement
     }
 
     /// Whether the grid size adapts ([`Ddef::adaptive`]).
@@ -194,6 +221,50 @@ fn grid_at_level(k: i32) -> u32 {
 }
 
 impl Ddef {
+    /// Maps the paper's uniform grid to this call's box `fresh`, rebuilding it when `m` changed
+    /// or the box's aspect ratio drifted; fills `unit`. Returns the box and whether it rebuilt.
+    fn place_uniform(&mut self, fresh: GridBox) -> Result<(GridBox, bool)> {
+        let aspect = fresh.aspect();
+        let rebuild = self.grid.as_ref().is_none_or(|g| g.m() != self.m as usize || !g.fits(aspect));
+        if rebuild {
+            self.grid = Some(UnitGrid::new(self.m, self.neighborhood, aspect)?);
+            self.warm.clear();
+        }
+        let aspect = self.grid.as_ref().expect("grid was just built").aspect;
+        self.unit.clear();
+        self.unit.extend(self.charged.x.iter().map(|&p| fresh.to_reference(p, aspect)));
+        self.frame = Some(fresh);
+        Ok((fresh, rebuild))
+    }
+
+    /// Keeps the following grid and its world box while `m` is unchanged, every charge is in the
+    /// box and moved by at most [`grid::FOLLOW_DRIFT`] of a band cell, and the near field's pair terms
+    /// grew by at most [`FOLLOW_GROWTH`] since the grid was built; otherwise builds a new one in
+    /// `fresh` grown by [`FOLLOW_PAD`]. Fills `unit`; returns the box and whether it rebuilt.
+    fn place_following(&mut self, fresh: GridBox) -> Result<(GridBox, bool)> {
+        if let (Some(grid), Some(frame)) = (&self.grid, self.frame) {
+            if grid.m() == self.m as usize {
+                self.unit.clear();
+                self.unit.extend(self.charged.x.iter().map(|&p| frame.to_reference(p, grid.aspect)));
+                let drifted = grid.drifted(&self.unit).unwrap_or(true);
+                let outside = self.unit.iter().any(|u| (0..3).any(|k| u[k] <= 0.0 || u[k] >= grid.aspect[k]));
+                let (first, last) = self.near_pairs;
+                let grown = last as Real > FOLLOW_GROWTH * first as Real;
+                if !drifted && !outside && !grown {
+                    return Ok((frame, false));
+                }
+            }
+        }
+        let frame = fresh.grown(FOLLOW_PAD);
+        let aspect = frame.aspect();
+        self.unit.clear();
+        self.unit.extend(self.charged.x.iter().map(|&p| frame.to_reference(p, aspect)));
+        self.grid = Some(UnitGrid::following(self.m, self.neighborhood, aspect, &self.unit)?);
+        self.warm.clear();
+        self.frame = Some(frame);
+        Ok((frame, true))
+    }
+
     /// The adaptive solver's first grid size for `n` charges: `5 n^0.6` on the levels.
     fn first_grid(n: usize) -> u32 {
         grid_at_level(level_for(5.0 * (n as Real).powf(0.6), n))
@@ -341,17 +412,13 @@ impl FieldSolver for Ddef {
         if self.m == 0 {
             self.m = Self::first_grid(self.charged.index.len());
         }
-        let grid_box = GridBox::around(self.charged.x.iter().copied(), self.m as usize, eps.max(1e-9));
+        let fresh = GridBox::around(self.charged.x.iter().copied(), self.m as usize, eps.max(1e-9));
         let t1 = Instant::now();
-        let aspect = grid_box.aspect();
-        let rebuild = self.grid.as_ref().is_none_or(|g| g.m() != self.m as usize || !g.fits(aspect));
-        if rebuild {
-            self.grid = Some(UnitGrid::new(self.m, self.neighborhood, aspect)?);
-            self.warm.clear();
-        }
-        let grid = self.grid.as_ref().expect("grid was just built");
-        self.unit.clear();
-        self.unit.extend(self.charged.x.iter().map(|&p| grid_box.to_reference(p, grid.aspect)));
+        let (grid_box, rebuild) = match self.placement {
+            Placement::Uniform => self.place_uniform(fresh)?,
+            Placement::Following => self.place_following(fresh)?,
+        };
+        let grid = self.grid.as_ref().expect("a grid was placed");
         let t2 = Instant::now();
 
         self.warm.resize(x.len(), delaunay::NONE);
@@ -402,7 +469,13 @@ impl FieldSolver for Ddef {
         }
         let t5 = Instant::now();
         let used_m = self.m;
-        if self.adaptive && self.far_field {
+        if rebuild {
+            self.near_pairs.0 = near_pairs;
+        }
+        self.near_pairs.1 = near_pairs;
+        // a kept following grid degrades as the charges move; its size is judged when it is new
+        let representative = rebuild || self.placement == Placement::Uniform;
+        if self.adaptive && self.far_field && representative {
             let n = self.charged.index.len();
             self.adapt(n, world.len() as f64 * n as f64, near_pairs as f64);
         }
@@ -413,6 +486,7 @@ impl FieldSolver for Ddef {
             gather: (t4 - t3).as_secs_f64(),
             near: (t5 - t4).as_secs_f64(),
             grid_points: used_m,
+            near_pairs,
         };
         Ok(())
     }
@@ -441,13 +515,14 @@ mod tests {
     fn every_charge_is_counted_once_by_the_stated_rule() {
         let (x, q) = cloud(300, 7);
         let eps = 1e-4;
-        for m in [10, 60, 400] {
-            let mut ddef = Ddef::new(m);
+        let placements = [Placement::Uniform, Placement::Following];
+        for (m, placement) in [10, 60, 400].into_iter().flat_map(|m| placements.map(|p| (m, p))) {
+            let mut ddef = Ddef::new(m).with_placement(placement);
             let mut out = vec![Vec3::zeros(); x.len()];
             ddef.forces(&x, &q, KC, eps, &mut out).unwrap();
             let grid = ddef.grid.as_ref().unwrap();
             let loc = &ddef.loc;
-            let gb = GridBox::around(x.iter().copied(), m as usize, eps);
+            let gb = ddef.frame.unwrap();
             let world: Vec<Vec3> =
                 grid.points.iter().map(|r| gb.reference_to_world(*r, grid.aspect)).collect();
             let mut expected = vec![Vec3::zeros(); x.len()];
@@ -471,7 +546,7 @@ mod tests {
                 }
                 assert!(
                     exact < x.len() - 1 || m == 10,
-                    "m = {m}: every charge was near, the test is vacuous"
+                    "m = {m}, {placement:?}: every charge was near, the test is vacuous"
                 );
                 expected[i] = e * (KC * q[i]);
             }
@@ -480,7 +555,7 @@ mod tests {
             let worst = (0..x.len())
                 .map(|i| (out[i] - (expected[i] - mean)).norm() / (expected[i] - mean).norm())
                 .fold(0.0, Real::max);
-            assert!(worst < 1e-9, "m = {m}: fast path differs from the rule by {worst}");
+            assert!(worst < 1e-9, "m = {m}, {placement:?}: fast path differs from the rule by {worst}");
         }
     }
 
@@ -505,9 +580,11 @@ mod tests {
         for x in clouds {
             let q: Vec<Real> = (0..x.len()).map(|i| if i % 3 == 0 { -1e-6 } else { 2e-6 }).collect();
             for (m, eps) in [(10, 0.0), (100, 1e-4), (1000, 0.0)] {
-                let mut out = vec![Vec3::zeros(); x.len()];
-                Ddef::new(m).forces(&x, &q, KC, eps, &mut out).unwrap();
-                assert!(out.iter().all(crate::math::is_finite3), "m {m}: {out:?}");
+                for placement in [Placement::Uniform, Placement::Following] {
+                    let mut out = vec![Vec3::zeros(); x.len()];
+                    Ddef::new(m).with_placement(placement).forces(&x, &q, KC, eps, &mut out).unwrap();
+                    assert!(out.iter().all(crate::math::is_finite3), "m {m}, {placement:?}: {out:?}");
+                }
             }
         }
     }
