@@ -47,7 +47,7 @@ pub enum Placement {
     /// and long near lists; following the charges, the same `m` makes those tets small and the
     /// near field several-fold cheaper. Where a surface fills its box both spread alike. The grid
     /// is fixed in world space (in a box padded by 5 % on each side) and rebuilt when a charge
-    /// has moved by half a band cell or left the box, or the near field grew by 30 %. The rule
+    /// has moved by half a band cell or left the box, or the near field grew by 10 %. The rule
     /// that counts every charge once holds for any grid, so this changes cost and error, not
     /// the method. The default of the adaptive grid size.
     Following,
