@@ -94,20 +94,23 @@ impl UnitGrid {
     /// [`Error::InvalidArgument`] (`grid_points`) if the tetrahedralization fails, which only a
     /// bug can cause for these points.
     pub fn new(m: u32, neighborhood: Neighborhood, aspect: Vec3) -> Result<Self> {
-        let mut points = Vec::with_capacity(m as usize + 8);
-        for c in 0..8u32 {
-            let corner = Vec3::new((c & 1) as Real, ((c >> 1) & 1) as Real, ((c >> 2) & 1) as Real);
-            points.push(corner.component_mul(&aspect));
-        }
-        // Halton indices start at 1, so no point is 0 and none coincides with a corner.
-        let halton = Sequence::new(2).zip(Sequence::new(3)).zip(Sequence::new(5));
-        points.extend(halton.take(m as usize).map(|((x, y), z)| Vec3::new(x, y, z).component_mul(&aspect)));
+        let grid = Self::build(corners_and_halton(aspect, m as usize), neighborhood, aspect, None)?;
+        // Halton points are distinct and never on a corner, so nothing is skipped as a duplicate.
+        debug_assert!(grid.tri.skipped.is_empty(), "duplicate grid points: {:?}", grid.tri.skipped);
+        Ok(grid)
+    }
+
+    /// Tetrahedralizes `points` (the box corners first) and precomputes the near sets.
+    fn build(
+        points: Vec<Vec3>,
+        neighborhood: Neighborhood,
+        aspect: Vec3,
+        band: Option<Occupancy>,
+    ) -> Result<Self> {
         let tri = tetrahedralize(&points)
             .map_err(|e| Error::invalid("grid_points", None, format!("tetrahedralization failed: {e}")))?;
-        // Halton points are distinct and never on a corner, so nothing is skipped as a duplicate.
-        debug_assert!(tri.skipped.is_empty(), "duplicate grid points: {:?}", tri.skipped);
         let (near_offsets, near) = near_sets(&tri, points.len(), neighborhood);
-        Ok(UnitGrid { points, aspect, tri, near_offsets, near, band: None })
+        Ok(UnitGrid { points, aspect, tri, near_offsets, near, band })
     }
 
     /// True when a box of aspect `aspect` maps onto this grid with tets stretched by at most
@@ -138,13 +141,8 @@ impl UnitGrid {
         let band = Occupancy::for_grid(u, aspect, m as usize);
         let uniform = m as usize / 4;
         let banded = m as usize - uniform;
-        let mut points = Vec::with_capacity(m as usize + 8);
-        for c in 0..8u32 {
-            let corner = Vec3::new((c & 1) as Real, ((c >> 1) & 1) as Real, ((c >> 2) & 1) as Real);
-            points.push(corner.component_mul(&aspect));
-        }
-        let halton = Sequence::new(2).zip(Sequence::new(3)).zip(Sequence::new(5));
-        points.extend(halton.take(uniform).map(|((x, y), z)| Vec3::new(x, y, z).component_mul(&aspect)));
+        let mut points = corners_and_halton(aspect, uniform);
+        points.reserve(banded);
         // point i goes to band cell ⌊(i + ½)|D| / banded⌋ (evenly over the cells in index order);
         // the j-th point of a cell at Halton point j + 1, shifted by a hash of the cell (mod 1)
         let cells = band.cells();
@@ -162,10 +160,7 @@ impl UnitGrid {
             );
             points.push(band.corner(cell) + offset.component_mul(&band.size));
         }
-        let tri = tetrahedralize(&points)
-            .map_err(|e| Error::invalid("grid_points", None, format!("tetrahedralization failed: {e}")))?;
-        let (near_offsets, near) = near_sets(&tri, points.len(), neighborhood);
-        Ok(UnitGrid { points, aspect, tri, near_offsets, near, band: Some(band) })
+        Self::build(points, neighborhood, aspect, Some(band))
     }
 
     /// For a [`Placement::Following`] grid: whether the charges, now at reference positions `u`,
@@ -180,6 +175,19 @@ impl UnitGrid {
                     .any(|(p, q)| (p - q).abs().iter().zip(&limit).any(|(d, l)| d > l))
         })
     }
+}
+
+/// The 8 corners of `[0, aspect]`, then the first `count` Halton points (bases 2, 3, 5) scaled to
+/// it. Halton indices start at 1, so no point is 0 and none coincides with a corner.
+fn corners_and_halton(aspect: Vec3, count: usize) -> Vec<Vec3> {
+    let mut points = Vec::with_capacity(count + 8);
+    for c in 0..8u32 {
+        let corner = Vec3::new((c & 1) as Real, ((c >> 1) & 1) as Real, ((c >> 2) & 1) as Real);
+        points.push(corner.component_mul(&aspect));
+    }
+    let halton = Sequence::new(2).zip(Sequence::new(3)).zip(Sequence::new(5));
+    points.extend(halton.take(count).map(|((x, y), z)| Vec3::new(x, y, z).component_mul(&aspect)));
+    points
 }
 
 /// Three numbers in `[0, 1)` from a hash of `k` (splitmix64): a cell's shift of its points.
@@ -223,7 +231,7 @@ impl Occupancy {
         let mut occupied = Self::count(u, aspect, edge);
         loop {
             let finer = edge / 2.0;
-            if occupied >= target || Self::cells_at(aspect, finer) > MAX_CELLS {
+            if occupied >= target || Self::resolution(aspect, finer).iter().product::<usize>() > MAX_CELLS {
                 break;
             }
             let more = Self::count(u, aspect, finer);
@@ -258,13 +266,14 @@ impl Occupancy {
 
     /// An empty lattice of cells with edge about `edge` over `[0, aspect]`.
     fn lattice(aspect: Vec3, edge: Real) -> Self {
-        let res = [0, 1, 2].map(|k| ((aspect[k] / edge).round() as usize).max(1));
+        let res = Self::resolution(aspect, edge);
         let size = Vec3::new(aspect.x / res[0] as Real, aspect.y / res[1] as Real, aspect.z / res[2] as Real);
         Occupancy { res, size, band: vec![false; res.iter().product()], built_for: vec![] }
     }
 
-    fn cells_at(aspect: Vec3, edge: Real) -> usize {
-        [0, 1, 2].map(|k| ((aspect[k] / edge).round() as usize).max(1)).iter().product()
+    /// Cells per axis for an edge of about `edge` over `[0, aspect]`.
+    fn resolution(aspect: Vec3, edge: Real) -> [usize; 3] {
+        [0, 1, 2].map(|k| ((aspect[k] / edge).round() as usize).max(1))
     }
 
     /// Number of cells of edge about `edge` that hold a point of `u`.
