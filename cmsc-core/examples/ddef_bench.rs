@@ -26,9 +26,9 @@ fn main() {
     let threads = rayon::current_num_threads();
     println!("threads: {threads}");
     println!(
-        "| n | m | grid | tetra | locate | gather | near | DDEF total | direct | speed-up | rel. L2 error |"
+        "| n | m | grid | tetra | locate | gather | near | DDEF total | direct | speed-up | rel. L2 error | ns per gather / near pair term | gather points in f64 |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let custom: Option<Vec<usize>> = std::env::args()
         .skip_while(|a| a != "--n")
         .nth(1)
@@ -101,8 +101,9 @@ fn main() {
             let s = ddef.timings();
             let num: Real = targets.iter().zip(&exact).map(|(&i, e)| (out[i] - e).norm_squared()).sum();
             let den: Real = exact.iter().map(|e| e.norm_squared()).sum();
+            let gather_pairs = (s.grid_points as f64 + 8.0) * n as f64;
             println!(
-                "| {n} | {m_label} | {:.1} ms | {:.1} ms (first call) | {:.1} ms | {:.1} ms | {:.1} ms | {:.3} s | {:.2} s{} | {:.1}× | {:.4} |",
+                "| {n} | {m_label} | {:.1} ms | {:.1} ms (first call) | {:.1} ms | {:.1} ms | {:.1} ms | {:.3} s | {:.2} s{} | {:.1}× | {:.4} | {:.3} / {:.3} | {} |",
                 s.grid * 1e3,
                 first.tetrahedralize * 1e3,
                 s.locate * 1e3,
@@ -112,7 +113,10 @@ fn main() {
                 direct_s,
                 if sampled { " (extrapolated)" } else { "" },
                 direct_s / ddef_s,
-                (num / den).sqrt()
+                (num / den).sqrt(),
+                s.gather * 1e9 * threads as f64 / gather_pairs,
+                s.near * 1e9 * threads as f64 / s.near_pairs as f64,
+                s.guarded,
             );
         }
     }

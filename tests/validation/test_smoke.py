@@ -102,7 +102,9 @@ def test_ddef_accuracy_and_far_field(smoke):
             if m == 1000:
                 assert err <= 0.05, (mesh["name"], m, err)
         for row in mesh["far"]:
-            assert row["mirror_vs_cmsc"] < 1e-9, (mesh["name"], row)
+            # the mirror is f64 throughout; cmsc sums DDEF's far field in f32 (ddef/gather.rs,
+            # ~1e-7 here): a different rule would differ by the method's own error, ~1e-2
+            assert row["mirror_vs_cmsc"] < 1e-5, (mesh["name"], row)
             assert row["near_only"] > 5 * row["ddef"], (mesh["name"], row)
 
 

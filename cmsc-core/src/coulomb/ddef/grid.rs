@@ -16,6 +16,7 @@ use halton::Sequence;
 use rayon::prelude::*;
 
 use super::delaunay::{tetrahedralize, Tetrahedralization, NONE};
+use super::gather::Blocks;
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -85,6 +86,8 @@ pub(super) struct UnitGrid {
     near: Vec<u32>,
     /// The band of a [`Placement::Following`] grid.
     band: Option<Occupancy>,
+    /// The points in compact blocks, for the far-field gather.
+    pub blocks: Blocks,
 }
 
 impl UnitGrid {
@@ -110,7 +113,8 @@ impl UnitGrid {
         let tri = tetrahedralize(&points)
             .map_err(|e| Error::invalid("grid_points", None, format!("tetrahedralization failed: {e}")))?;
         let (near_offsets, near) = near_sets(&tri, points.len(), neighborhood);
-        Ok(UnitGrid { points, aspect, tri, near_offsets, near, band })
+        let blocks = Blocks::new(&points);
+        Ok(UnitGrid { points, aspect, tri, near_offsets, near, band, blocks })
     }
 
     /// True when a box of aspect `aspect` maps onto this grid with tets stretched by at most

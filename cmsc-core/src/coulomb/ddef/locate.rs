@@ -30,7 +30,7 @@ impl Location {
 }
 
 /// 3 × 21-bit Morton code of a point in the unit cube.
-fn morton(u: Vec3) -> u64 {
+pub(super) fn morton(u: Vec3) -> u64 {
     fn spread(v: Real) -> u64 {
         let mut x = (v.clamp(0.0, 1.0) * ((1 << 21) - 1) as Real) as u64;
         x = (x | (x << 32)) & 0x1f_0000_0000_ffff;

@@ -1,0 +1,165 @@
+//! Alg. 1, line 5: the field at every charge, tet by tet — the interpolated far field, corrected
+//! for the charges near the tet, plus their exact field.
+//!
+//! All charges in a tet `τ` share `C_τ = ∪_{v ∈ τ} M_v`, so per tet: the far field at `τ`'s 4
+//! vertices with every `j ∈ C_τ` removed (`ê'_v = ê(u_v) − Σ_{j ∈ C_τ, v ∉ N_j} f(u_v, x_j)`,
+//! the part of `j` that `ê(u_v)` still holds), then per charge `i ∈ τ`: `Σ_v ψ_iv ê'_v` plus
+//! the exact sum over `C_τ` (`i` itself is in `C_τ` and contributes 0).
+//!
+//! `C_τ` is a merge of the 4 sorted lists `M_v`, which also tells for each `j` which of them
+//! hold it (`v ∈ N_j ⇔ j ∈ M_v`). Every sum then runs on the SIMD kernel of the direct method,
+//! in `f64` with one refinement of `1/r` (each term to `6·10⁻⁷` of itself, whatever the
+//! distance): the exact near sums over `C_τ`, and the 4 corrections as sums over `C_τ` with
+//! `q_j` zeroed where `j ∈ M_v`. (The corrections were also tried on the `f32` kernel of the
+//! gather, in a frame centred on the tet: no faster here, the per-tet work of building a
+//! second frame ate the kernel's gain.)
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::super::direct::{field_sum_refined, Soa};
+use super::grid::UnitGrid;
+use super::locate::Location;
+use crate::math::{Real, Vec3};
+
+/// Refinements of the `f64` kernel's `1/r` estimate in the exact near sums: one leaves a relative
+/// error of `2·10⁻⁷` per term (far below DDEF's ~10⁻²) at 0.7–0.8× the cost of three
+/// (`examples/ddef_bench.rs`, near stage at n = 100K).
+const NEWTON: usize = 1;
+
+/// The inputs of step 5.
+pub(super) struct NearField<'a> {
+    pub grid: &'a UnitGrid,
+    pub loc: &'a Location,
+    /// Grid points (m, world frame).
+    pub world: &'a [Vec3],
+    /// The far field on the grid, `ê / k_c` (step 4).
+    pub e_grid: &'a [Vec3],
+    /// The charges (m, C).
+    pub x: &'a [Vec3],
+    pub q: &'a [Real],
+    /// Softening `ε²` (m²).
+    pub eps2: Real,
+    /// False for the "far field ignored" comparison: no interpolation, no corrections.
+    pub far_field: bool,
+}
+
+/// Per-task buffers of one tet's near set `C_τ`.
+#[derive(Default)]
+struct Scratch {
+    /// `C_τ` as sources.
+    exact: Soa,
+    /// Its charges with those of `M_{v_k}` zeroed, for each vertex `k` of the tet.
+    masked: [Vec<Real>; 4],
+}
+
+impl NearField<'_> {
+    /// The field per charge divided by `k_c`, and the number of pair terms summed
+    /// (`Σ_τ (n_τ + 4) |C_τ|`, without the 4 corrections when the far field is off).
+    pub fn fields(&self) -> (Vec<Vec3>, u64) {
+        let (grid, loc) = (self.grid, self.loc);
+        let n = self.x.len();
+        let pairs = AtomicU64::new(0);
+        // charges grouped by tet (counting sort)
+        let n_tets = grid.tri.tets.len();
+        let mut offsets = vec![0u32; n_tets + 1];
+        for &t in &loc.tet {
+            offsets[t as usize + 1] += 1;
+        }
+        for t in 0..n_tets {
+            offsets[t + 1] += offsets[t];
+        }
+        let mut by_tet = vec![0u32; n];
+        let mut fill = offsets.clone();
+        for (i, &t) in loc.tet.iter().enumerate() {
+            by_tet[fill[t as usize] as usize] = i as u32;
+            fill[t as usize] += 1;
+        }
+        let occupied: Vec<u32> =
+            (0..n_tets as u32).filter(|&t| offsets[t as usize + 1] > offsets[t as usize]).collect();
+        let per_tet: Vec<(u32, Vec3)> = occupied
+            .par_iter()
+            .map_init(Scratch::default, |s, &t| {
+                let tv = grid.tri.tets[t as usize];
+                let lists = tv.map(|v| loc.inverse(v as usize));
+                s.exact.clear();
+                s.masked.iter_mut().for_each(Vec::clear);
+                union_with_membership(lists, |j, bits| {
+                    let j = j as usize;
+                    s.exact.push(self.x[j], self.q[j]);
+                    for (k, masked) in s.masked.iter_mut().enumerate() {
+                        masked.push(if bits & (1 << k) == 0 { self.q[j] } else { 0.0 });
+                    }
+                });
+                let near = s.exact.q.len() as u64;
+                s.exact.pad();
+                let charges = &by_tet[offsets[t as usize] as usize..offsets[t as usize + 1] as usize];
+                let targets = charges.len() as u64 + if self.far_field { 4 } else { 0 };
+                pairs.fetch_add(targets * near, Ordering::Relaxed);
+                let mut e_vertex = [Vec3::zeros(); 4];
+                if self.far_field {
+                    for (k, e) in e_vertex.iter_mut().enumerate() {
+                        // ê(u_v) already lacks the j ∈ M_v; remove the other j ∈ C_τ
+                        let u = self.world[tv[k] as usize];
+                        s.masked[k].resize(s.exact.q.len(), 0.0);
+                        std::mem::swap(&mut s.exact.q, &mut s.masked[k]);
+                        let part = field_sum_refined::<NEWTON>(u, self.eps2, &s.exact);
+                        std::mem::swap(&mut s.exact.q, &mut s.masked[k]);
+                        *e = self.e_grid[tv[k] as usize] - part;
+                    }
+                }
+                charges
+                    .iter()
+                    .map(|&i| {
+                        let psi = loc.bary[i as usize];
+                        let far: Vec3 = (0..4).map(|k| e_vertex[k] * psi[k]).sum();
+                        (i, far + field_sum_refined::<NEWTON>(self.x[i as usize], self.eps2, &s.exact))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .flatten_iter()
+            .collect();
+        let mut fields = vec![Vec3::zeros(); n];
+        for (i, e) in per_tet {
+            fields[i as usize] = e;
+        }
+        (fields, pairs.into_inner())
+    }
+}
+
+/// Calls `visit(j, bits)` once for each `j` in the union of the 4 ascending `lists`, in
+/// ascending order, where bit `k` of `bits` says that `lists[k]` holds `j`.
+fn union_with_membership(lists: [&[u32]; 4], mut visit: impl FnMut(u32, u8)) {
+    let head = |k: usize, h: usize| lists[k].get(h).copied().unwrap_or(u32::MAX);
+    let mut at = [0usize; 4];
+    let mut next = [head(0, 0), head(1, 0), head(2, 0), head(3, 0)];
+    loop {
+        let j = next[0].min(next[1]).min(next[2].min(next[3]));
+        if j == u32::MAX {
+            return;
+        }
+        let mut bits = 0u8;
+        for k in 0..4 {
+            if next[k] == j {
+                bits |= 1 << k;
+                at[k] += 1;
+                next[k] = head(k, at[k]);
+            }
+        }
+        visit(j, bits);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_visits_each_index_once_with_the_lists_that_hold_it() {
+        let lists: [&[u32]; 4] = [&[1, 4, 9], &[], &[0, 4, 7, 9], &[4, 12]];
+        let mut seen = vec![];
+        union_with_membership(lists, |j, bits| seen.push((j, bits)));
+        assert_eq!(seen, [(0, 0b0100), (1, 0b0001), (4, 0b1101), (7, 0b0100), (9, 0b0101), (12, 0b1000)]);
+    }
+}
