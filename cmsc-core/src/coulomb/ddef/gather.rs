@@ -11,8 +11,9 @@
 //!   scene: two meshes a kilometre apart lose nothing;
 //! - charges enter as `q / max|q|`;
 //! - `M_j` is left out by zeroing its charges while the block's point `j` sums a chunk, not by
-//!   summing everything and subtracting the near terms as the `f64` direct kernel could: a charge next to a grid point has a term far larger than
-//!   the whole far field, and its `f32` rounding would survive the subtraction;
+//!   summing everything and subtracting the near terms as the `f64` direct kernel could: a
+//!   charge next to a grid point has a term far larger than the whole far field, and its `f32`
+//!   rounding would survive the subtraction;
 //! - each grid point sums a chunk of [`CHUNK`] sources in `f32`, then adds that to `f64`.
 //!
 //! Error (see [`super::mixed`]): every `f32` term is within about `10⁻⁶ + 3u (1 + 2b/r)` of
