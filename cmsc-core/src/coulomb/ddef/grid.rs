@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use super::delaunay::{tetrahedralize, Tetrahedralization, NONE};
 use super::gather::Blocks;
+use super::near::union_with_membership;
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -317,8 +318,51 @@ impl Occupancy {
 }
 
 /// The near set of every tet, as CSR.
+///
+/// [`Neighborhood::Ring`]: the vertices of every tet that shares a vertex with `τ` are the
+/// union of the closed one-rings of `τ`'s 4 vertices (a vertex of a tet incident to `v` is `v`
+/// or joined to it by an edge of that tet), so each tet merges 4 short sorted lists instead of
+/// sorting the ~400 vertex slots of the ~25 tets around each of its vertices.
 fn near_sets(tri: &Tetrahedralization, n_points: usize, neighborhood: Neighborhood) -> (Vec<u32>, Vec<u32>) {
-    // vertex → incident tets, for the ring
+    let rings = (neighborhood == Neighborhood::Ring).then(|| closed_rings(tri, n_points));
+    // per chunk of tets: the sets' lengths and their concatenation, joined in order
+    let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..tri.tets.len())
+        .into_par_iter()
+        .chunks(1024)
+        .map(|chunk| {
+            let (mut lens, mut near, mut set) = (Vec::with_capacity(chunk.len()), Vec::new(), Vec::new());
+            for t in chunk {
+                let tet = &tri.tets[t];
+                let start = near.len();
+                match &rings {
+                    None => {
+                        set.clear();
+                        set.extend_from_slice(tet);
+                        for &nb in tri.neighbors[t].iter().filter(|&&nb| nb != NONE) {
+                            set.extend_from_slice(&tri.tets[nb as usize]);
+                        }
+                        set.sort_unstable();
+                        set.dedup();
+                        near.extend_from_slice(&set);
+                    }
+                    Some((offsets, ring)) => {
+                        let of =
+                            |v: u32| &ring[offsets[v as usize] as usize..offsets[v as usize + 1] as usize];
+                        union_with_membership(tet.map(of), |j, _| near.push(j));
+                    }
+                }
+                lens.push((near.len() - start) as u32);
+            }
+            (lens, near)
+        })
+        .collect();
+    join_csr(chunks)
+}
+
+/// Each grid point's closed one-ring, itself and the points it shares a Delaunay edge with,
+/// ascending, as CSR.
+fn closed_rings(tri: &Tetrahedralization, n_points: usize) -> (Vec<u32>, Vec<u32>) {
+    // vertex → incident tets
     let mut inc_off = vec![0u32; n_points + 1];
     for t in &tri.tets {
         for &v in t {
@@ -336,48 +380,39 @@ fn near_sets(tri: &Tetrahedralization, n_points: usize, neighborhood: Neighborho
             fill[v as usize] += 1;
         }
     }
-    // per chunk of tets: the sets' lengths and their concatenation, joined in order
-    let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..tri.tets.len())
+    let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..n_points)
         .into_par_iter()
         .chunks(1024)
         .map(|chunk| {
-            let (mut lens, mut near, mut set) = (Vec::with_capacity(chunk.len()), Vec::new(), Vec::new());
-            for t in chunk {
-                let tet = &tri.tets[t];
+            let (mut lens, mut rings, mut set) = (Vec::with_capacity(chunk.len()), Vec::new(), Vec::new());
+            for v in chunk {
                 set.clear();
-                match neighborhood {
-                    Neighborhood::Face => {
-                        set.extend_from_slice(tet);
-                        for &nb in tri.neighbors[t].iter().filter(|&&nb| nb != NONE) {
-                            set.extend_from_slice(&tri.tets[nb as usize]);
-                        }
-                    }
-                    Neighborhood::Ring => {
-                        for &v in tet {
-                            for &s in &inc[inc_off[v as usize] as usize..inc_off[v as usize + 1] as usize] {
-                                set.extend_from_slice(&tri.tets[s as usize]);
-                            }
-                        }
-                    }
+                for &t in &inc[inc_off[v] as usize..inc_off[v + 1] as usize] {
+                    set.extend_from_slice(&tri.tets[t as usize]);
                 }
                 set.sort_unstable();
                 set.dedup();
-                near.extend_from_slice(&set);
+                rings.extend_from_slice(&set);
                 lens.push(set.len() as u32);
             }
-            (lens, near)
+            (lens, rings)
         })
         .collect();
-    let mut offsets = Vec::with_capacity(tri.tets.len() + 1);
+    join_csr(chunks)
+}
+
+/// Joins per-chunk `(lengths, concatenated lists)`, in order, into one CSR `(offsets, lists)`.
+fn join_csr(chunks: Vec<(Vec<u32>, Vec<u32>)>) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = Vec::with_capacity(chunks.iter().map(|c| c.0.len()).sum::<usize>() + 1);
     offsets.push(0u32);
-    let mut near = Vec::with_capacity(chunks.iter().map(|c| c.1.len()).sum());
+    let mut lists = Vec::with_capacity(chunks.iter().map(|c| c.1.len()).sum());
     for (lens, part) in chunks {
         for len in lens {
             offsets.push(offsets.last().unwrap() + len);
         }
-        near.extend_from_slice(&part);
+        lists.extend_from_slice(&part);
     }
-    (offsets, near)
+    (offsets, lists)
 }
 
 /// The axis-aligned box the unit grid is mapped to.
@@ -484,5 +519,40 @@ mod tests {
             })
             .sum();
         assert!((volume - 1.0).abs() < 1e-12);
+    }
+
+    /// Each tet's near set is what its [`Neighborhood`] says, written out by brute force over
+    /// every pair of tets: `Ring`, the vertices of every tet sharing a vertex with it; `Face`,
+    /// its own and its face neighbours' vertices.
+    #[test]
+    fn near_sets_match_their_definitions() {
+        let u: Vec<Vec3> =
+            (0..400).map(|i| Vec3::new((i % 20) as Real / 20.0, 0.3, (i / 20) as Real / 20.0)).collect();
+        let uniform = UnitGrid::new(300, Neighborhood::Ring, Vec3::new(1.0, 0.7, 0.9)).unwrap();
+        let following = UnitGrid::following(300, Neighborhood::Ring, Vec3::repeat(1.0), &u).unwrap();
+        for g in [&uniform, &following] {
+            let tets = &g.tri.tets;
+            for (t, tet) in tets.iter().enumerate() {
+                let mut ring: Vec<u32> = tets
+                    .iter()
+                    .filter(|s| s.iter().any(|v| tet.contains(v)))
+                    .flat_map(|s| s.iter().copied())
+                    .collect();
+                ring.sort_unstable();
+                ring.dedup();
+                assert_eq!(g.near(t as u32), ring, "tet {t}");
+            }
+            let (offsets, near) = near_sets(&g.tri, g.points.len(), Neighborhood::Face);
+            for (t, tet) in tets.iter().enumerate() {
+                let mut face: Vec<u32> = tets
+                    .iter()
+                    .filter(|s| s.iter().filter(|v| tet.contains(v)).count() >= 3)
+                    .flat_map(|s| s.iter().copied())
+                    .collect();
+                face.sort_unstable();
+                face.dedup();
+                assert_eq!(near[offsets[t] as usize..offsets[t + 1] as usize], face, "tet {t}");
+            }
+        }
     }
 }

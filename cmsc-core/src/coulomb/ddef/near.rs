@@ -130,7 +130,7 @@ impl NearField<'_> {
 
 /// Calls `visit(j, bits)` once for each `j` in the union of the 4 ascending `lists`, in
 /// ascending order, where bit `k` of `bits` says that `lists[k]` holds `j`.
-fn union_with_membership(lists: [&[u32]; 4], mut visit: impl FnMut(u32, u8)) {
+pub(super) fn union_with_membership(lists: [&[u32]; 4], mut visit: impl FnMut(u32, u8)) {
     let head = |k: usize, h: usize| lists[k].get(h).copied().unwrap_or(u32::MAX);
     let mut at = [0usize; 4];
     let mut next = [head(0, 0), head(1, 0), head(2, 0), head(3, 0)];
