@@ -9,14 +9,21 @@ Run in Blender's Python (bpy from PyPI):
 table to out/bench/bake.md (--out). The add-on is installed from the zip (--zip, default the
 `make addon` output) into a scratch Blender user folder, as a user would.
 
-What is timed, per mesh (a square grid of about N vertices, its top row pinned, gravity on,
-every vertex charged, 5 substeps and 10 local/global iterations per frame, Coulomb method per
---methods, default AUTO):
+What is timed, per mesh (a square grid of about N vertices, 2 m wide, its top row pinned,
+gravity on, 5 substeps and 10 local/global iterations per frame, Coulomb method per --methods,
+default AUTO):
 
 - cmsc **collect**: Blender I/O on the main thread — the mesh, springs and masses, then
   frame_set through the range to read keyframed charges, the field and moving objects;
 - cmsc **simulate**: the library's steps (and reading positions back), `BakeJob.timings`;
 - cmsc **write**: the PC2 samples (`BakeJob.timings`), plus **finish** (the Mesh Cache modifier);
+The cmsc cloth has the add-on's defaults, 1 kg in all and springs of 100 / 10 N/m, and every
+vertex charged, 10 µC in all: it swings down from the horizontal and hangs, a 2 m cloth at every
+resolution (`cmsc-core/examples/bake_profile.rs` runs the same scene without Blender). Until
+2026-11-24 the benchmark gave each vertex Cloth's 0.3 kg and 1 nC: 30 t at 100K vertices, which
+100 N/m springs cannot hold, so that cloth tore loose and fell freely, its pinned rows
+stretched into a thread hundreds of metres long.
+
 - **Cloth**: `ptcache.bake` of a Cloth modifier on a copy of the grid (default quality 5 steps
   per frame, self-collision and collision off, the same pins), into Blender's memory cache;
 - **preview**: the live preview's cost per frame over 10 frames of `frame_set`, with no bake
@@ -33,6 +40,8 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOTAL_MASS = 1.0  # kg, the whole cloth (the add-on's default)
+TOTAL_CHARGE = 10.0  # µC, shared equally by the vertices
 
 
 def parse():
@@ -86,6 +95,21 @@ def grid(name, n):
     return obj
 
 
+def extent_at(scene, obj, frame):
+    """The world-space extent (x, y, z, m) of `obj`'s evaluated mesh at `frame`: what its bake
+    plays, to show that both cloths hang as 2 m cloths."""
+    import bpy
+    import numpy as np
+
+    scene.frame_set(frame)
+    mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    co = np.empty(3 * len(mesh.vertices))
+    mesh.vertices.foreach_get("co", co)
+    m = np.array(obj.matrix_world)
+    world = co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
+    return np.ptp(world, axis=0)
+
+
 def bench_cmsc(module, scene, n, frames, cache_dir, method):
     import bpy
 
@@ -94,7 +118,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     obj = grid("cmsc", n)
     s = obj.cmsc
     s.enabled = True
-    s.mass = 0.3 * len(obj.data.vertices)  # Cloth's default vertex mass, 0.3 kg
+    s.mass = TOTAL_MASS
     s.stiffness, s.bending_stiffness = 100.0, 10.0
     s.substeps, s.iterations = 5, 10
     s.coulomb_method = method
@@ -104,7 +128,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     with bpy.context.temp_override(active_object=obj, object=obj):
         bpy.ops.cmsc.charge_group_add()
     s.charge_groups[0].vertex_group = "all"
-    s.charge_groups[0].charge = 1e-3  # µC per vertex
+    s.charge_groups[0].charge = TOTAL_CHARGE / len(obj.data.vertices)  # µC per vertex
     clock = time.perf_counter
 
     t0 = clock()
@@ -129,6 +153,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     }
     row["total"] = t3 - t0
     row["io"] = row["collect"] + row["write"] + row["finish"]
+    row["extent"] = extent_at(scene, obj, s.frame_end)
 
     # live preview: 10 frames of playback without a bake, at the default one substep per frame
     # ("preview") and at the bake's substeps ("preview_full")
@@ -176,8 +201,13 @@ def bench_cloth(scene, n, frames):
         assert bpy.ops.ptcache.bake(bake=True) == {"FINISHED"}
     elapsed = time.perf_counter() - t0
     baked = cache.is_baked
+    extent = extent_at(scene, obj, cache.frame_end)
     bpy.data.objects.remove(obj)
-    return elapsed, baked
+    return elapsed, baked, extent
+
+
+def dims(extent):
+    return " × ".join(f"{e:.2f}" for e in extent)
 
 
 def machine():
@@ -222,7 +252,7 @@ def main():
                 print(f"  cmsc {row['total']:.1f} s (simulate {row['simulate']:.1f} s)", flush=True)
                 if not args.no_cloth and i == 0:
                     print(f"cloth: {n} vertices, {f} frames ...", flush=True)
-                    row["cloth"], row["cloth_baked"] = bench_cloth(scene, n, f)
+                    row["cloth"], row["cloth_baked"], row["cloth_extent"] = bench_cloth(scene, n, f)
                     print(f"  cloth {row['cloth']:.1f} s", flush=True)
                 rows.append(row)
     load_after = os.getloadavg()
@@ -234,15 +264,17 @@ def main():
         "(shared machine: other jobs ran alongside)",
         f"- Blender {bpy.app.version_string} (bpy from PyPI, background), libcmsc {lib.cmsc_version().decode()}, "
         f"{threads} library threads",
-        "- Mesh: square grid, top row pinned, gravity, every vertex charged (1 nC); cmsc 5 substeps × 10 "
+        f"- Mesh: square grid 2 m wide, top row pinned, gravity; cmsc: {TOTAL_MASS:g} kg in all, springs 100 / 10 N/m, "
+        f"every vertex charged, {TOTAL_CHARGE:g} µC in all, 5 substeps × 10 "
         "local/global iterations per frame, Coulomb as listed (AUTO: DIRECT below 10,000 vertices, DDEF from 10,000; DDEF with its adaptive grid, the add-on's default); "
         "Cloth at its default quality (5 steps per frame), collision and self-collision off",
         "- Blender I/O = collect (mesh, frame_set through the range) + PC2 writes + Mesh Cache modifier",
         "",
         "| vertices | frames | Coulomb | cmsc total (s) | simulation (s) | Blender I/O (s) | I/O share "
         "| collect / write / finish (s) | ms per frame | preview ms/frame, 1 substep (sim + I/O) "
-        "| preview ms/frame, 5 substeps | Cloth bake (s) | Cloth ms per frame |",
-        "|---:|---:|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|",
+        "| preview ms/frame, 5 substeps | Cloth bake (s) | Cloth ms per frame "
+        "| extent at the last frame (m), cmsc / Cloth |",
+        "|---:|---:|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|---|",
     ]
     for r in rows:
         cloth = f"{r['cloth']:.1f}" if "cloth" in r else "—"
@@ -255,7 +287,8 @@ def main():
             f"| {100 * r['io'] / r['total']:.1f} % | {r['collect']:.2f} / {r['write']:.2f} / {r['finish']:.3f} "
             f"| {1000 * r['total'] / max(1, r['frames_done'] - 1):.0f} "
             f"| {1000 * r['preview']:.0f} ({1000 * r['preview_sim']:.0f} + {1000 * r['preview_io']:.1f}) "
-            f"| {1000 * r['preview_full']:.0f} | {cloth} | {cloth_ms} |"
+            f"| {1000 * r['preview_full']:.0f} | {cloth} | {cloth_ms} "
+            f"| {dims(r['extent'])} / {dims(r['cloth_extent']) if 'cloth_extent' in r else '—'} |"
         )
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:

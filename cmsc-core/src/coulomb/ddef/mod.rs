@@ -110,12 +110,14 @@ pub const ADAPTIVE_MIN_GRID_POINTS: u32 = 100;
 
 /// Cost of a far-field gather pair term relative to a near-field one, by which the adaptive
 /// solver weighs its counts. The gather runs eight `f32` pairs per instruction ([`gather`]), the
-/// near field four `f64` pairs. On the bake benchmark's 100K cloth after 125 steps
-/// (`examples/ddef_bench.rs --points`, m = 6.4K–18K, 2 threads, AVX2 AMD EPYC) a gather pair
-/// cost 0.23 ns, and the near field 0.40 ns per pair plus 0.8 µs per charge (fitted; gathering
-/// each tet's near set): at the margin, where the grid size is decided, about half. The rule
-/// then settles at the fastest m measured there (6.4K: 0.40 s per evaluation, against 0.43 s at
-/// 9K and 0.48 s at 12.8K).
+/// near field four `f64` pairs. On the falling cloth of `examples/bake_profile.rs --scene
+/// falling` (100K vertices after 125 steps; `examples/ddef_bench.rs --points`, m = 6.4K–18K,
+/// 2 threads, AVX2 AMD EPYC) a gather pair cost 0.23 ns, and the near field 0.40 ns per pair
+/// plus 0.8 µs per charge (fitted; gathering each tet's near set): at the margin, where the
+/// grid size is decided, about half. The rule then settles at the fastest m measured there
+/// (6.4K: 0.40 s per evaluation, against 0.43 s at 9K and 0.48 s at 12.8K), and on the hanging
+/// cloth of the bake benchmark (100K vertices after 250 steps, 2-core Intel Xeon) at m = 4,525,
+/// again the fastest of those measured: 0.376 s, against 0.380 s at 3,200 and 0.395 s at 6,400.
 const GATHER_TERM_COST: Real = 0.5;
 
 impl Ddef {
