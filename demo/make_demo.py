@@ -113,7 +113,14 @@ def stage():
     bsdf.inputs["Base Color"].default_value = (0.9, 0.35, 0.7, 1.0)
     bsdf.inputs["Emission Color"].default_value = (0.5, 0.1, 0.4, 1.0)
     bsdf.inputs["Emission Strength"].default_value = 0.3
-    bpy.data.objects["jellyfish"].data.materials.append(mat)
+    jelly = bpy.data.objects["jellyfish"]
+    jelly.data.materials.append(mat)
+    # smooth the low-poly creature after the cache, as an artist would: the Mesh Cache modifier
+    # stays first in the stack, subdivision follows it
+    jelly.data.shade_smooth()
+    subsurf = jelly.modifiers.new("Subdivision", "SUBSURF")
+    subsurf.levels = subsurf.render_levels = 2
+    assert jelly.modifiers[0].type == "MESH_CACHE", [m.type for m in jelly.modifiers]
 
 
 def contact_sheet(paths, out):
