@@ -4,6 +4,7 @@ import os
 
 import bpy
 import numpy as np
+import pytest
 
 from scenes import charged_sphere, evaluated_coords, read_pc2
 
@@ -51,17 +52,48 @@ def test_keyframed_charge_changes_the_motion(scene):
     assert np.abs(b[-1] - b[0]).max() > 1e-3  # the keyframed charge moved it
 
 
-def test_external_charge_attracts(scene):
-    sc, tmp = scene
-    obj = charged_sphere(tmp, charge=0.5)
-    bpy.ops.object.empty_add(location=(2.0, 0.0, 0.0))
+def external_charge(location, charge):
+    bpy.ops.object.empty_add(location=location)
     empty = bpy.context.active_object
     empty.cmsc_charge.enabled = True
-    empty.cmsc_charge.charge = -20.0
+    empty.cmsc_charge.charge = charge
+    return empty
+
+
+@pytest.mark.parametrize("charge, pull", [(-20.0, 1.0), (20.0, -1.0)], ids=["opposite attracts", "like repels"])
+def test_external_charge_attracts_or_repels(scene, charge, pull):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, charge=0.5)
+    external_charge((2.0, 0.0, 0.0), charge)
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     cache = read_pc2(obj.cmsc.cache_path)
-    assert cache[-1][:, 0].mean() > cache[0][:, 0].mean() + 1e-3  # pulled toward +x
+    shift = cache[-1][:, 0].mean() - cache[0][:, 0].mean()
+    assert pull * shift > 1e-3, f"the ball moved {shift:+.2e} m along x (toward the charge at +x: +)"
+
+
+def test_external_charge_moves_with_its_object(scene):
+    """A charge keyframed from beside the ball to above and beside it pulls the ball up; held at
+    its first place it pulls only sideways. So the bake reads where the object is at each frame."""
+    sc, tmp = scene
+    shifts = {}
+    for moving in (False, True):
+        obj = charged_sphere(tmp, name=f"ball_{moving}", charge=0.5)
+        empty = external_charge((2.0, 0.0, 0.0), -2.0)
+        if moving:
+            empty.keyframe_insert("location", frame=1)
+            empty.location = (2.0, 0.0, 3.0)
+            empty.keyframe_insert("location", frame=5)
+        bpy.context.view_layer.objects.active = obj
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}
+        cache = read_pc2(obj.cmsc.cache_path)
+        shifts[moving] = cache[-1].mean(axis=0) - cache[0].mean(axis=0)
+        bpy.data.objects.remove(empty)
+        bpy.data.objects.remove(obj)
+    held, moved = shifts[False], shifts[True]
+    print(f"shift of the ball's centre (m): held charge {held}, moving charge {moved}")
+    assert held[0] > 1e-3 and abs(held[2]) < 0.01 * held[0], f"held charge: shift {held}"
+    assert moved[2] > 0.2 * moved[0] > 0, f"moving charge: shift {moved}, held: {held}"
 
 
 def test_free_bake_removes_modifier_and_file(scene):
