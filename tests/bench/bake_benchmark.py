@@ -17,19 +17,19 @@ default AUTO):
   frame_set through the range to read keyframed charges, the field and moving objects;
 - cmsc **simulate**: the library's steps (and reading positions back), `BakeJob.timings`;
 - cmsc **write**: the PC2 samples (`BakeJob.timings`), plus **finish** (the Mesh Cache modifier);
-The cmsc cloth has the add-on's defaults, 1 kg in all and springs of 100 / 10 N/m, and every
-vertex charged, 10 µC in all: it swings down from the horizontal and hangs, a 2 m cloth at every
-resolution (`cmsc-core/examples/bake_profile.rs` runs the same scene without Blender). Until
-2026-11-24 the benchmark gave each vertex Cloth's 0.3 kg and 1 nC: 30 t at 100K vertices, which
-100 N/m springs cannot hold, so that cloth tore loose and fell freely, its pinned rows
-stretched into a thread hundreds of metres long.
-
 - **Cloth**: `ptcache.bake` of a Cloth modifier on a copy of the grid (default quality 5 steps
   per frame, self-collision and collision off, the same pins), into Blender's memory cache;
 - **preview**: the live preview's cost per frame over 10 frames of `frame_set`, with no bake
   present, at its default 1 substep per frame and at the bake's 5 (`preview_substeps` 0): all
   of it, and its simulation and I/O parts (reading charges and positions, writing the preview
   shape key); the rest is Blender's own frame change.
+
+The cmsc cloth has the add-on's defaults, 1 kg in all and springs of 100 / 10 N/m, and every
+vertex charged, 10 µC in all: it swings down from the horizontal and hangs, a 2 m cloth at every
+resolution (`cmsc-core/examples/bake_profile.rs` runs the same scene without Blender). Until
+2026-11-24 the benchmark gave each vertex Cloth's 0.3 kg and 1 nC: 30 t at 100K vertices, which
+100 N/m springs cannot hold, so that cloth tore loose and fell freely, its pinned rows
+stretched into a thread hundreds of metres long.
 """
 
 import argparse
