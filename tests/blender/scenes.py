@@ -56,6 +56,15 @@ def charged_sphere(tmp_path, name="ball", charge=1.0, frames=10, subdivisions=2)
     return obj
 
 
+def external_charge(location, charge):
+    """An Empty at `location` carrying an external charge of `charge` µC."""
+    bpy.ops.object.empty_add(location=location)
+    empty = bpy.context.active_object
+    empty.cmsc_charge.enabled = True
+    empty.cmsc_charge.charge = charge
+    return empty
+
+
 def key_charge(item, keys, interpolation=None):
     """Keyframes a charge group's charge: keys = [(frame, µC), ...]."""
     for frame, value in keys:

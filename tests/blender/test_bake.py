@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import charged_sphere, evaluated_coords, read_pc2
+from scenes import charged_sphere, evaluated_coords, external_charge, read_pc2
 
 
 def test_contract_names_are_registered():
@@ -50,14 +50,6 @@ def test_keyframed_charge_changes_the_motion(scene):
     a, b = read_pc2(still.cmsc.cache_path), read_pc2(keyed.cmsc.cache_path)
     assert np.allclose(a[-1], a[0], atol=1e-9)  # uncharged, no gravity: at rest
     assert np.abs(b[-1] - b[0]).max() > 1e-3  # the keyframed charge moved it
-
-
-def external_charge(location, charge):
-    bpy.ops.object.empty_add(location=location)
-    empty = bpy.context.active_object
-    empty.cmsc_charge.enabled = True
-    empty.cmsc_charge.charge = charge
-    return empty
 
 
 @pytest.mark.parametrize("charge, pull", [(-20.0, 1.0), (20.0, -1.0)], ids=["opposite attracts", "like repels"])

@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import addon_module, charged_sphere, evaluated_coords, key_charge, mesh_coords, read_pc2
+from scenes import addon_module, charged_sphere, evaluated_coords, external_charge, key_charge, mesh_coords, read_pc2
 
 FRAMES = 8
 
@@ -27,10 +27,7 @@ def rigged(tmp, name="ball"):
     obj.location = (0.2, 0, 0.1)
     obj.keyframe_insert("location", frame=FRAMES)
     key_charge(obj.cmsc.charge_groups[0], [(1, 0.5), (6, 2.0)])
-    bpy.ops.object.empty_add(location=(2.0, 0.0, 0.0))
-    empty = bpy.context.active_object
-    empty.cmsc_charge.enabled = True
-    empty.cmsc_charge.charge = -5.0
+    empty = external_charge((2.0, 0.0, 0.0), -5.0)
     empty.keyframe_insert("location", frame=1)
     empty.location = (1.5, 0.0, 0.5)
     empty.keyframe_insert("location", frame=FRAMES)
