@@ -6,8 +6,10 @@
 //! `--charged` fraction of the vertices (rows from the bottom) sharing the charge equally.
 //!
 //! - `--scene hanging` (the default, the benchmark's): the add-on's defaults, 1 kg for the whole
-//!   cloth spread over the vertices by area, and 10 µC in all. It swings down and hangs, a 2 m
-//!   cloth whose charge fans it out, at every resolution.
+//!   cloth spread over the vertices by area, and `--charge` µC in all (default 10). It swings
+//!   down and hangs, a 2 m cloth at every resolution. The charge barely shows in a flat sheet
+//!   (100 µC fans the free edge out by 3 %: the springs resist stretching in the plane); DDEF's
+//!   cost depends on where the charges are, not on their size.
 //! - `--scene falling`: the benchmark's scene before 2026-11-24, 0.3 kg per vertex (Blender
 //!   Cloth's default vertex mass) and 1 nC per vertex. Its weight (30 t at 100K vertices) is
 //!   far beyond what 100 N/m springs hold: the cloth tears loose and falls freely, while the rows
@@ -16,7 +18,7 @@
 //!
 //! Run: `cargo run --release -p cmsc-core --example bake_profile -- [--n 10000] [--steps 20]
 //! [--method ddef|direct|off] [--iterations 10] [--charged 1] [--m 0] [--every 0]
-//! [--snapshots DIR] [--scene hanging|falling]`.
+//! [--snapshots DIR] [--scene hanging|falling] [--charge 10]`.
 //! `--m` is the DDEF grid size (0 = adaptive, the add-on's default). With `--every` > 0 it
 //! also prints the mean Coulomb time of each window of that many steps (the cost changes as the
 //! cloth moves) and the extent of the cloth, and with `--snapshots` it writes the positions at
