@@ -39,6 +39,10 @@ pub enum Error {
     /// launch or copy).
     #[error("GPU error: {0}")]
     Gpu(String),
+    /// A path that valid input cannot reach failed: a bug in cmsc, not in the caller's data
+    /// (for example a tetrahedralization of DDEF grid points that does not cover them).
+    #[error("internal error (a bug in cmsc, please report it): {0}")]
+    Internal(String),
 }
 
 impl Error {

@@ -7,7 +7,7 @@ use crate::buffers::{expect_count, input, output, vec3_input, vec3_output};
 use crate::handle::{sim_mut, sim_ref, CmscSim};
 use crate::panic::boundary;
 use crate::params::{CmscEnergies, CmscParams};
-use crate::status::{CmscStatus, FfiError};
+use crate::status::{CmscCoulomb, CmscStatus, FfiError};
 
 /// Creates a simulation at rest from plain arrays. Rest lengths are the spring lengths in
 /// `positions`. Charges start at 0 (cmsc_set_charges).
@@ -235,6 +235,23 @@ pub unsafe extern "C" fn cmsc_energies(sim: *const CmscSim, out: *mut CmscEnergi
         // SAFETY: forwarded from the caller.
         let (sim, out) = unsafe { (sim_ref(sim)?, output(out, 1, "out")?) };
         out[0] = sim.sys.energies().into();
+        Ok(())
+    })
+}
+
+/// Writes the Coulomb method that runs (a CmscCoulomb value) to `out`: what
+/// CMSC_COULOMB_AUTO and CMSC_COULOMB_AUTO_CPU resolved to for this vertex count and machine,
+/// or the method asked for. Never AUTO or AUTO_CPU. A GPU method that is unavailable fails
+/// cmsc_create with CMSC_UNAVAILABLE, so what this reports is what runs.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_get_coulomb_method(sim: *const CmscSim, out: *mut u32) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_ref(sim)?, output(out, 1, "out")?) };
+        out[0] = CmscCoulomb::from_core(sim.sys.field_method()) as u32;
         Ok(())
     })
 }

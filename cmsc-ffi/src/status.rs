@@ -46,6 +46,25 @@ pub enum CmscCoulomb {
     /// with a usable CUDA GPU, from 5,000 vertices DIRECT_GPU and from 200,000 DDEF_GPU
     /// (estimated thresholds, not yet measured on a device). Never fails for lack of a GPU.
     CMSC_COULOMB_AUTO = 5,
+    /// CMSC_COULOMB_AUTO without the GPU: DIRECT below 10,000 vertices, DDEF above, whatever
+    /// the hardware (for callers whose user has turned the GPU off).
+    CMSC_COULOMB_AUTO_CPU = 6,
+}
+
+impl CmscCoulomb {
+    /// The C value of a core method.
+    pub(crate) fn from_core(method: cmsc_core::FieldMethod) -> Self {
+        use cmsc_core::FieldMethod as M;
+        match method {
+            M::Off => CmscCoulomb::CMSC_COULOMB_OFF,
+            M::Direct => CmscCoulomb::CMSC_COULOMB_DIRECT,
+            M::Ddef => CmscCoulomb::CMSC_COULOMB_DDEF,
+            M::DdefGpu => CmscCoulomb::CMSC_COULOMB_DDEF_GPU,
+            M::DirectGpu => CmscCoulomb::CMSC_COULOMB_DIRECT_GPU,
+            M::Auto => CmscCoulomb::CMSC_COULOMB_AUTO,
+            M::AutoCpu => CmscCoulomb::CMSC_COULOMB_AUTO_CPU,
+        }
+    }
 }
 
 /// Integrators for `CmscParams.integrator`.
@@ -84,6 +103,7 @@ impl From<Error> for FfiError {
             Error::Factorization(_) => CmscStatus::CMSC_INTERNAL,
             Error::GpuUnavailable(_) => CmscStatus::CMSC_UNAVAILABLE,
             Error::Gpu(_) => CmscStatus::CMSC_INTERNAL,
+            Error::Internal(_) => CmscStatus::CMSC_INTERNAL,
         };
         let mut message = e.to_string();
         let mut source = std::error::Error::source(&e);

@@ -78,6 +78,9 @@ int main(void) {
             den += fd[k] * fd[k];
         }
         CHECK(sqrt(num / den) < 0.05);
+        uint32_t method = 99;
+        OK(cmsc_get_coulomb_method(ddef, &method));
+        CHECK(method == CMSC_COULOMB_DDEF);
         cmsc_destroy(direct);
         cmsc_destroy(ddef);
     }
@@ -93,6 +96,10 @@ int main(void) {
     CmscSim *sim = NULL;
     OK(cmsc_create(x0, 4, masses, springs, 6, k, &p, &sim));
     CHECK(sim != NULL);
+    uint32_t resolved = 99;
+    OK(cmsc_get_coulomb_method(sim, &resolved));
+    CHECK(resolved == CMSC_COULOMB_DIRECT); /* AUTO below 10,000 vertices */
+    CHECK(cmsc_get_coulomb_method(sim, NULL) == CMSC_INVALID_ARGUMENT);
 
     const double q[4] = {1e-7, 1e-7, 1e-7, 1e-7};
     OK(cmsc_set_charges(sim, q, 4));

@@ -37,6 +37,9 @@ pub enum FieldMethod {
     DdefGpu,
     /// The exact sum on a CUDA GPU, [`DirectGpu`] (`kernels/direct.cu`).
     DirectGpu,
+    /// [`FieldMethod::Auto`] restricted to the CPU: what `Auto` picks when no GPU is usable,
+    /// for callers whose user has turned the GPU off.
+    AutoCpu,
 }
 
 /// Vertex count from which [`FieldMethod::Auto`] picks DDEF. Measured with m = 1000 on torus
@@ -66,7 +69,8 @@ impl FieldMethod {
     /// process and only for `n >=` [`AUTO_GPU_MIN_VERTICES`]): [`FieldMethod::DirectGpu`] below
     /// [`AUTO_GPU_DDEF_MIN_VERTICES`] and [`FieldMethod::DdefGpu`] from there on. Without one, and
     /// below [`AUTO_GPU_MIN_VERTICES`]: [`FieldMethod::Direct`] below [`AUTO_DDEF_MIN_VERTICES`],
-    /// [`FieldMethod::Ddef`] from there on. Every other method stands for itself.
+    /// [`FieldMethod::Ddef`] from there on. [`FieldMethod::AutoCpu`] is that CPU choice whatever
+    /// the hardware. Every other method stands for itself.
     pub fn resolve(self, n: usize) -> FieldMethod {
         match self {
             FieldMethod::Auto if n >= AUTO_GPU_MIN_VERTICES && gpu::usable() => {
@@ -76,8 +80,8 @@ impl FieldMethod {
                     FieldMethod::DirectGpu
                 }
             }
-            FieldMethod::Auto if n >= AUTO_DDEF_MIN_VERTICES => FieldMethod::Ddef,
-            FieldMethod::Auto => FieldMethod::Direct,
+            FieldMethod::Auto | FieldMethod::AutoCpu if n >= AUTO_DDEF_MIN_VERTICES => FieldMethod::Ddef,
+            FieldMethod::Auto | FieldMethod::AutoCpu => FieldMethod::Direct,
             m => m,
         }
     }
@@ -85,7 +89,8 @@ impl FieldMethod {
 
 /// A backend that evaluates the Coulomb force on every vertex.
 pub trait FieldSolver: Send {
-    /// The concrete method this backend implements (never [`FieldMethod::Auto`]).
+    /// The concrete method this backend implements (never [`FieldMethod::Auto`] or
+    /// [`FieldMethod::AutoCpu`]).
     fn method(&self) -> FieldMethod;
 
     /// Writes the softened Coulomb force (N) on each vertex into `out`.
@@ -189,7 +194,7 @@ pub fn make_solver(
         FieldMethod::Ddef => Box::new(Ddef::new(grid_points).with_neighborhood(near)),
         FieldMethod::DdefGpu => Box::new(gpu::ddef_solver(grid_points, near)?),
         FieldMethod::DirectGpu => Box::new(DirectGpu::new()?),
-        FieldMethod::Direct | FieldMethod::Auto => Box::new(DirectSum::default()),
+        FieldMethod::Direct | FieldMethod::Auto | FieldMethod::AutoCpu => Box::new(DirectSum::default()),
     })
 }
 
