@@ -26,7 +26,7 @@ use crate::math::{Real, Vec3};
 pub(super) unsafe fn field_sum<const NEWTON: usize>(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
     const { assert!(LANES == 8) };
     let n = s.x.len();
-    debug_assert!(s.y.len() == n && s.z.len() == n && s.q.len() == n && n % LANES == 0);
+    debug_assert!(s.y.len() == n && s.z.len() == n && s.q.len() == n && n.is_multiple_of(LANES));
     let (px, py, pz) = (_mm256_set1_pd(p.x), _mm256_set1_pd(p.y), _mm256_set1_pd(p.z));
     let eps2 = _mm256_set1_pd(eps2);
     let tiny = _mm256_set1_pd(f32::MIN_POSITIVE as f64);

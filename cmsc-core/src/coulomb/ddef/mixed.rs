@@ -58,7 +58,7 @@ impl Frame32 {
     /// If `q` and the frame differ in length or it is not a multiple of 16.
     pub fn sum(&self, p: [f32; 3], eps2: f32, q: &[f32]) -> ([f32; 3], f32) {
         let n = q.len();
-        assert!(self.x.len() == n && self.y.len() == n && self.z.len() == n && n % 16 == 0);
+        assert!(self.x.len() == n && self.y.len() == n && self.z.len() == n && n.is_multiple_of(16));
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: AVX2 and FMA are present (checked above); lengths checked above.
