@@ -6,10 +6,16 @@
 //! springs implicit through [Liu 2013](crate#references)'s prefactored local/global solver,
 //! Coulomb and external forces explicit.
 //!
+//! ## Shape
+//! A [`Model`] (parameters, masses, charges, springs, pins, external field, colliders) and a
+//! [`State`] (positions, velocities, time) are advanced by a stepper that owns the Coulomb
+//! backend, the prefactored `M + h²L` and the scratch buffers; [`System`] is the validating
+//! façade over the three that the C ABI uses.
+//!
 //! ## Pipeline of one [`System::step`]
 //! edits (refactor `M + h²L` if needed) → explicit forces at `x_t` ([`coulomb`], [`fields`],
 //! gravity) → integrate ([`Integrator::Imex`] local/global iterations, or velocity Verlet) →
-//! pins → collisions → divergence guard and commit. See [`step`].
+//! pins → collisions → divergence guard and commit.
 //!
 //! ## Units
 //! SI throughout: metres, kilograms, seconds, coulombs, N/m, V/m; state in `f64`.
@@ -46,9 +52,11 @@ pub mod gradient;
 mod integrator;
 mod linsolve;
 mod math;
+mod model;
 pub mod shapes;
 pub mod springs;
-pub mod step;
+mod state;
+mod step;
 mod system;
 
 pub use collision::{Colliders, Sphere};
@@ -61,6 +69,8 @@ pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
 pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
 pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
-pub use system::{
-    Integrator, SimParams, Softening, System, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS,
+pub use model::{
+    Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS,
 };
+pub use state::State;
+pub use system::System;

@@ -1,4 +1,5 @@
-//! One time step, as a fixed sequence of stages:
+//! The stepper: advances a [`State`] under a [`Model`] by one time step, as a fixed sequence of
+//! stages:
 //!
 //! 1. **edits** — refresh the factorization of `M + h²L` if pins, masses, stiffness or `h`
 //!    changed since the last step;
@@ -11,20 +12,27 @@
 //! 6. **guard and commit** — if any position or velocity is not finite the step is rejected
 //!    with [`Error::Diverged`] and the state is untouched; otherwise the buffers become the
 //!    state.
+//!
+//! The [`Stepper`] owns what stepping needs besides the model and the state (as rapier's
+//! pipeline owns its scratch): the Coulomb backend, the prefactored global matrix, reusable
+//! buffers and the stage timers. [`crate::System`] owns one and tells it when an edit makes the
+//! factorization or the backend stale.
 
 use rayon::prelude::*;
 
-use crate::coulomb::FieldSolver;
+use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
 use crate::counters::{timed, StepTimings};
 use crate::error::{Error, Result};
-use crate::fields::{add_gravity, ExternalField};
-use crate::integrator::{imex_advance, verlet_advance, verlet_finish, Next, Now};
-use crate::math::{is_finite3, Real, Vec3};
+use crate::fields::add_gravity;
+use crate::integrator::{imex_advance, verlet_advance, verlet_finish, ImexBuffers, Next, Now};
+use crate::linsolve::GlobalSolver;
+use crate::math::{is_finite3, Vec3};
+use crate::model::{Integrator, Model, SimParams};
 use crate::springs::{spring_forces, Springs};
-use crate::system::{Integrator, SimParams, System};
+use crate::State;
 
 /// Buffers reused across steps (no allocation while stepping).
-pub(crate) struct Scratch {
+struct Scratch {
     x_new: Vec<Vec3>,
     v_new: Vec<Vec3>,
     force: Vec<Vec3>,
@@ -32,155 +40,218 @@ pub(crate) struct Scratch {
     jd: Vec<Vec3>,
     /// Spring directions `d_s`, kept across steps as the fallback direction of springs whose
     /// ends coincide.
-    pub(crate) d: Vec<Vec3>,
+    d: Vec<Vec3>,
 }
 
 impl Scratch {
-    pub fn new(n: usize, n_springs: usize) -> Self {
-        let z = || vec![Vec3::zeros(); n];
-        Scratch { x_new: z(), v_new: z(), force: z(), y: z(), jd: z(), d: vec![Vec3::zeros(); n_springs] }
-    }
-
-    pub fn init_directions(&mut self, springs: &Springs, x: &[Vec3]) {
-        for (d, &[a, b]) in self.d.iter_mut().zip(springs.ends()) {
-            *d = x[a as usize] - x[b as usize];
-        }
+    fn new(springs: &Springs, x: &[Vec3]) -> Self {
+        let z = || vec![Vec3::zeros(); x.len()];
+        let d = springs.ends().iter().map(|&[a, b]| x[a as usize] - x[b as usize]).collect();
+        Scratch { x_new: z(), v_new: z(), force: z(), y: z(), jd: z(), d }
     }
 }
 
-/// The environment of the explicit forces, borrowed from the system.
-struct Explicit<'a> {
-    params: &'a SimParams,
-    external: &'a ExternalField,
-    mass: &'a [Real],
-    charge: &'a [Real],
-    eps: Real,
+/// Advances states under a model; owns the field backend, the factorization and the scratch.
+pub(crate) struct Stepper {
+    field: Box<dyn FieldSolver>,
+    /// Prefactored global matrix; `None` until first needed or after the pins changed.
+    global: Option<GlobalSolver>,
+    /// Masses, stiffness or `h` changed since the last numeric factorization.
+    global_stale: bool,
+    scratch: Scratch,
+    timings: StepTimings,
 }
 
-impl Explicit<'_> {
-    /// `q(x) + f_ext(x)`: Coulomb, external charges and field, gravity (N), written to `out`.
-    fn forces(
-        &self,
-        field: &mut dyn FieldSolver,
-        x: &[Vec3],
-        out: &mut [Vec3],
-        t: &mut StepTimings,
-    ) -> Result<()> {
-        let k_c = self.params.coulomb_constant;
-        timed(&mut t.coulomb, || field.forces(x, self.charge, k_c, self.eps, out))?;
-        timed(&mut t.external, || {
-            self.external.add_forces(x, self.charge, k_c, self.eps, out);
-            add_gravity(self.mass, self.params.gravity, out);
-        });
-        Ok(())
-    }
-}
-
-impl System {
-    /// Advances the system by one time step `h` (stages in the [module docs](crate::step)).
+impl Stepper {
+    /// A stepper for `model` starting from positions `x`, with `M + h²L` factored.
     ///
     /// # Errors
-    /// [`Error::Diverged`] when the step produced a non-finite position or velocity (the state
-    /// stays at the last good step); [`Error::Factorization`] if a refactorization fails; field
-    /// backend errors.
-    pub fn step(&mut self) -> Result<()> {
-        self.step_recording(None).map(|_contacts| ())
+    /// As [`make_solver`]; [`Error::Factorization`] or [`Error::InvalidArgument`] (`stiffness`)
+    /// if `M + h²L` cannot be factored.
+    pub fn new(model: &Model, x: &[Vec3]) -> Result<Self> {
+        let mut stepper = Stepper {
+            field: field_for(&model.params, model.n_vertices())?,
+            global: None,
+            global_stale: false,
+            scratch: Scratch::new(&model.springs, x),
+            timings: StepTimings::default(),
+        };
+        stepper.ensure_factorization(model)?;
+        Ok(stepper)
     }
 
-    /// [`System::step`], also copying the explicit forces `q_t + f_ext` into `f_explicit` when
+    /// Adopts new parameters: swaps the field backend if the method or the DDEF grid changed
+    /// and marks the factorization stale if `h` changed. `old` are the parameters in force.
+    ///
+    /// # Errors
+    /// As [`make_solver`]; the stepper is unchanged on error.
+    pub fn adopt_params(&mut self, old: &SimParams, new: &SimParams, n: usize) -> Result<()> {
+        let grid_changed = new.grid_points != old.grid_points || new.ddef_near != old.ddef_near;
+        if new.coulomb.resolve(n) != self.field.method() || grid_changed {
+            self.field = field_for(new, n)?;
+        }
+        if new.time_step != old.time_step {
+            self.global_stale = true;
+        }
+        Ok(())
+    }
+
+    /// Masses or stiffnesses changed: refactor `M + h²L` numerically before the next step.
+    pub fn refactor_later(&mut self) {
+        self.global_stale = true;
+    }
+
+    /// Pins changed: the free set, hence the matrix pattern, changed; analyse it again before
+    /// the next step.
+    pub fn reanalyse_later(&mut self) {
+        self.global = None;
+    }
+
+    /// The Coulomb method the backend implements.
+    pub fn field_method(&self) -> FieldMethod {
+        self.field.method()
+    }
+
+    /// Wall-clock time of each stage of the last step.
+    pub fn timings(&self) -> &StepTimings {
+        &self.timings
+    }
+
+    /// The spring directions `d_s` kept across steps (the adjoint saves and restores them).
+    pub fn directions(&self) -> &[Vec3] {
+        &self.scratch.d
+    }
+
+    /// Restores spring directions saved with [`Stepper::directions`].
+    pub fn set_directions(&mut self, d: Vec<Vec3>) {
+        self.scratch.d = d;
+    }
+
+    /// The vertex–vertex Coulomb force (N) of the backend at positions `x`.
+    ///
+    /// # Errors
+    /// Backend errors (none for the direct sum).
+    pub fn coulomb_forces(&mut self, model: &Model, x: &[Vec3], out: &mut [Vec3]) -> Result<()> {
+        self.field.forces(x, &model.charge, model.params.coulomb_constant, model.softening(), out)
+    }
+
+    /// The prefactored global solver, refreshed for `model` if an edit made it stale.
+    ///
+    /// # Errors
+    /// As [`Stepper::new`].
+    pub fn global(&mut self, model: &Model) -> Result<&mut GlobalSolver> {
+        self.ensure_factorization(model)?;
+        Ok(self.global.as_mut().expect("factorization ensured above"))
+    }
+
+    /// Builds or refreshes the factorization of `M + h²L` if pins, masses, stiffness or `h`
+    /// changed.
+    fn ensure_factorization(&mut self, model: &Model) -> Result<()> {
+        let (mass, springs, h) = (&model.mass, &model.springs, model.params.time_step);
+        match &mut self.global {
+            None => self.global = Some(GlobalSolver::new(mass, springs, &model.pins.pinned, h)?),
+            Some(g) if self.global_stale => g.refactor(mass, springs, h)?,
+            Some(_) => {}
+        }
+        self.global_stale = false;
+        Ok(())
+    }
+
+    /// Advances `state` by one time step `h` under `model` (stages in the [module
+    /// docs](crate::step)).
+    ///
+    /// # Errors
+    /// [`Error::Diverged`] when the step produced a non-finite position or velocity (`state`
+    /// stays at the last good step); factorization errors as [`Stepper::new`]; field backend
+    /// errors.
+    pub fn step(&mut self, model: &Model, state: &mut State) -> Result<()> {
+        self.step_recording(model, state, None).map(|_contacts| ())
+    }
+
+    /// [`Stepper::step`], also copying the explicit forces `q_t + f_ext` into `f_explicit` when
     /// given (the adjoint in [`crate::gradient`] replays the step from them). Returns the number
     /// of vertices the colliders moved.
-    pub(crate) fn step_recording(&mut self, f_explicit: Option<&mut Vec<Vec3>>) -> Result<usize> {
+    pub fn step_recording(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        f_explicit: Option<&mut Vec<Vec3>>,
+    ) -> Result<usize> {
         let mut t = StepTimings::default();
-        timed(&mut t.factorization, || self.ensure_factorization())?;
-        let eps = self.softening();
-        let explicit = Explicit {
-            params: &self.params,
-            external: &self.external,
-            mass: &self.mass,
-            charge: &self.charge,
-            eps,
-        };
+        timed(&mut t.factorization, || self.ensure_factorization(model))?;
+        let (params, pins) = (&model.params, &model.pins);
+        let h = params.time_step;
         let s = &mut self.scratch;
-        let h = self.params.time_step;
-        explicit.forces(self.field.as_mut(), &self.x, &mut s.force, &mut t)?;
+        explicit_forces(model, self.field.as_mut(), &state.x, &mut s.force, &mut t)?;
         if let Some(record) = f_explicit {
             record.clear();
             record.extend_from_slice(&s.force);
         }
-        match self.params.integrator {
+        let now = Now { x: &state.x, v: &state.v };
+        let next = Next { x: &mut s.x_new, v: &mut s.v_new };
+        match params.integrator {
             Integrator::Imex => {
                 let global = self.global.as_mut().expect("factorization ensured above");
-                let buf = crate::integrator::ImexBuffers { y: &mut s.y, d: &mut s.d, jd: &mut s.jd };
-                let now = Now { x: &self.x, v: &self.v };
-                let next = Next { x: &mut s.x_new, v: &mut s.v_new };
-                imex_advance(
-                    &self.params,
-                    &self.mass,
-                    &self.springs,
-                    &self.pins,
-                    global,
-                    now,
-                    &s.force,
-                    buf,
-                    next,
-                    &mut t,
-                );
+                let buf = ImexBuffers { y: &mut s.y, d: &mut s.d, jd: &mut s.jd };
+                imex_advance(model, global, now, &s.force, buf, next, &mut t);
             }
             Integrator::Verlet => {
-                timed(&mut t.springs, || spring_forces(&self.springs, &self.x, &mut s.force));
-                let now = Now { x: &self.x, v: &self.v };
-                let next = Next { x: &mut s.x_new, v: &mut s.v_new };
-                verlet_advance(self.params.alpha(), h, &self.mass, now, &s.force, next);
-                for (&i, &target) in self.pins.indices.iter().zip(&self.pins.targets) {
+                timed(&mut t.springs, || spring_forces(&model.springs, &state.x, &mut s.force));
+                verlet_advance(params.alpha(), h, &model.mass, now, &s.force, next);
+                for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
                     s.x_new[i as usize] = target;
                 }
-                explicit.forces(self.field.as_mut(), &s.x_new, &mut s.force, &mut t)?;
-                timed(&mut t.springs, || spring_forces(&self.springs, &s.x_new, &mut s.force));
-                verlet_finish(h, &self.mass, &s.force, &mut s.v_new);
+                explicit_forces(model, self.field.as_mut(), &s.x_new, &mut s.force, &mut t)?;
+                timed(&mut t.springs, || spring_forces(&model.springs, &s.x_new, &mut s.force));
+                verlet_finish(h, &model.mass, &s.force, &mut s.v_new);
             }
         }
         let finish = std::time::Instant::now();
-        for (&i, &target) in self.pins.indices.iter().zip(&self.pins.targets) {
+        for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
             let i = i as usize;
             s.x_new[i] = target;
-            s.v_new[i] = (target - self.x[i]) / h;
+            s.v_new[i] = (target - state.x[i]) / h;
         }
-        let contacts = self.colliders.project(
-            &self.x,
-            &mut s.x_new,
-            &mut s.v_new,
-            &self.pins.pinned,
-            self.params.friction,
-        );
+        let contacts =
+            model.colliders.project(&state.x, &mut s.x_new, &mut s.v_new, &pins.pinned, params.friction);
         if let Some(i) = first_non_finite(&s.x_new, &s.v_new) {
             self.timings = t;
             return Err(Error::Diverged {
-                step: self.steps,
-                time: self.time,
+                step: state.steps,
+                time: state.time,
                 reason: format!("vertex {i} reached a non-finite position or velocity"),
             });
         }
-        std::mem::swap(&mut self.x, &mut s.x_new);
-        std::mem::swap(&mut self.v, &mut s.v_new);
-        self.time += h;
-        self.steps += 1;
+        std::mem::swap(&mut state.x, &mut s.x_new);
+        std::mem::swap(&mut state.v, &mut s.v_new);
+        state.time += h;
+        state.steps += 1;
         t.finish += finish.elapsed();
         self.timings = t;
         Ok(contacts)
     }
+}
 
-    /// Runs [`System::step`] `steps` times, stopping at the first error (the state is then the
-    /// last good step).
-    ///
-    /// # Errors
-    /// As [`System::step`].
-    pub fn step_n(&mut self, steps: u32) -> Result<()> {
-        for _ in 0..steps {
-            self.step()?;
-        }
-        Ok(())
-    }
+/// The Coulomb backend `params` ask for on `n` vertices.
+fn field_for(params: &SimParams, n: usize) -> Result<Box<dyn FieldSolver>> {
+    make_solver(params.coulomb, n, params.grid_points, params.ddef_near)
+}
+
+/// `q(x) + f_ext(x)`: Coulomb, external charges and field, gravity (N), written to `out`.
+fn explicit_forces(
+    model: &Model,
+    field: &mut dyn FieldSolver,
+    x: &[Vec3],
+    out: &mut [Vec3],
+    t: &mut StepTimings,
+) -> Result<()> {
+    let (q, k_c, eps) = (&model.charge, model.params.coulomb_constant, model.softening());
+    timed(&mut t.coulomb, || field.forces(x, q, k_c, eps, out))?;
+    timed(&mut t.external, || {
+        model.external.add_forces(x, q, k_c, eps, out);
+        add_gravity(&model.mass, model.params.gravity, out);
+    });
+    Ok(())
 }
 
 fn first_non_finite(x: &[Vec3], v: &[Vec3]) -> Option<usize> {

@@ -8,23 +8,25 @@ use crate::fields::ExternalField;
 use crate::math::{Real, Vec3};
 use crate::springs::Springs;
 
+/// Where a force's vector–Jacobian product goes: `(∂F/∂x)ᵀ f̄` is added to `x_bar` (one per
+/// vertex) and `(∂F/∂q)ᵀ f̄` to `q_bar` (one per vertex charge).
+pub struct Adjoints<'a> {
+    /// `x̄`, the adjoint of the positions the force was evaluated at.
+    pub x_bar: &'a mut [Vec3],
+    /// `q̄`, the adjoint of the vertex charges.
+    pub q_bar: &'a mut [Real],
+}
+
 /// `∂F/∂x` and `∂F/∂q` of the softened vertex–vertex Coulomb forces ([Paper](crate#references)
-/// Eq. (8)) applied to the adjoint `f̄`: adds `(∂F/∂x)ᵀ f̄` to `x_bar` and `(∂F/∂q)ᵀ f̄` to `q_bar`.
+/// Eq. (8)) applied to the adjoint `f̄`: adds `(∂F/∂x)ᵀ f̄` to `out.x_bar` and `(∂F/∂q)ᵀ f̄` to
+/// `out.q_bar`.
 ///
 /// With `r = x_i − x_j`, `s² = |r|² + ε²` and `w = s⁻³`, the force's pair blocks are
 /// `G_ij = k_c q_i q_j (w I − 3 w r rᵀ / s²)` (symmetric in `i, j`), so that
 /// `x̄_i = Σ_j G_ij (f̄_i − f̄_j)` and `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`.
-pub fn coulomb_vjp(
-    x: &[Vec3],
-    q: &[Real],
-    k_c: Real,
-    eps: Real,
-    f_bar: &[Vec3],
-    x_bar: &mut [Vec3],
-    q_bar: &mut [Real],
-) {
+pub fn coulomb_vjp(x: &[Vec3], q: &[Real], k_c: Real, eps: Real, f_bar: &[Vec3], out: Adjoints<'_>) {
     let eps2 = eps * eps;
-    x_bar.par_iter_mut().zip(q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
+    out.x_bar.par_iter_mut().zip(out.q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
         let (xi, fi) = (x[i], f_bar[i]);
         let (mut acc_x, mut acc_q) = (Vec3::zeros(), 0.0);
         for j in 0..x.len() {
@@ -49,7 +51,6 @@ pub fn coulomb_vjp(
 
 /// The same products for the external point charges and the uniform field of `ext`
 /// (`f_i = q_i (E + k_c Σ_e Q_e r_ie w_ie)`, external charges held fixed).
-#[allow(clippy::too_many_arguments)] // the same operands as `coulomb_vjp`, plus the environment
 pub fn external_vjp(
     ext: &ExternalField,
     x: &[Vec3],
@@ -57,11 +58,10 @@ pub fn external_vjp(
     k_c: Real,
     eps: Real,
     f_bar: &[Vec3],
-    x_bar: &mut [Vec3],
-    q_bar: &mut [Real],
+    out: Adjoints<'_>,
 ) {
     let eps2 = eps * eps;
-    x_bar.par_iter_mut().zip(q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
+    out.x_bar.par_iter_mut().zip(out.q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
         let fi = f_bar[i];
         let mut e = ext.uniform;
         let mut jac_t_f = Vec3::zeros();
@@ -195,7 +195,7 @@ mod tests {
                 DirectSum::default().forces(x, q, k_c, eps, &mut f).unwrap();
                 f
             },
-            |x, q, fb, xb, qb| coulomb_vjp(x, q, k_c, eps, fb, xb, qb),
+            |x, q, fb, x_bar, q_bar| coulomb_vjp(x, q, k_c, eps, fb, Adjoints { x_bar, q_bar }),
         );
     }
 
@@ -215,7 +215,7 @@ mod tests {
                 ext.add_forces(x, q, k_c, eps, &mut f);
                 f
             },
-            |x, q, fb, xb, qb| external_vjp(&ext, x, q, k_c, eps, fb, xb, qb),
+            |x, q, fb, x_bar, q_bar| external_vjp(&ext, x, q, k_c, eps, fb, Adjoints { x_bar, q_bar }),
         );
     }
 }

@@ -128,7 +128,7 @@ pub fn fit(
     if let Some(g) = (0..n_groups).find(|&g| z[g] < lo[g] || z[g] > hi[g]) {
         return Err(Error::invalid("group_charges", Some(g), "initial guess outside its bounds"));
     }
-    let k0 = sys.springs.stiffness().to_vec();
+    let k0 = sys.springs().stiffness().to_vec();
     let mut objective = Objective { sys, steps, groups, target, q_ref, n_groups, k0: &k0, evaluations: 0 };
     let result = minimize(&mut objective, z, &lo, &hi, options);
     let evaluations = objective.evaluations;

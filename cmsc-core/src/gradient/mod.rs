@@ -44,13 +44,17 @@ mod fit;
 
 pub use fit::{fit, FitOptions, FitReport};
 
+use adjoint::Adjoints;
+
 use crate::coulomb::FieldMethod;
 use crate::error::{Error, Result};
-use crate::integrator::{imex_iterate, imex_start, Now};
+use crate::integrator::{imex_iterate, imex_start, LocalBuffers, Now};
+use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
+use crate::model::{Integrator, Model};
 use crate::springs::local_step;
-use crate::system::{Integrator, System};
-use crate::StepTimings;
+use crate::system::System;
+use crate::{State, StepTimings};
 
 /// Largest tape a rollout may allocate (bytes); beyond it the call is refused with the figure,
 /// rather than exhausting memory.
@@ -136,12 +140,10 @@ pub struct RolloutGradient {
     pub final_positions: Vec<Vec3>,
 }
 
-/// The state a rollout changes, restored afterwards.
+/// What a rollout changes, restored afterwards: the state, the charges and the spring
+/// directions the stepper keeps across steps.
 struct Saved {
-    x: Vec<Vec3>,
-    v: Vec<Vec3>,
-    time: Real,
-    steps: u64,
+    state: State,
     charge: Vec<Real>,
     d: Vec<Vec3>,
 }
@@ -149,18 +151,15 @@ struct Saved {
 impl System {
     fn save(&self) -> Saved {
         Saved {
-            x: self.x.clone(),
-            v: self.v.clone(),
-            time: self.time,
-            steps: self.steps,
-            charge: self.charge.clone(),
-            d: self.scratch.d.clone(),
+            state: self.state.clone(),
+            charge: self.model.charge.clone(),
+            d: self.stepper.directions().to_vec(),
         }
     }
 
     fn restore(&mut self, s: Saved) {
-        (self.x, self.v, self.time, self.steps, self.charge, self.scratch.d) =
-            (s.x, s.v, s.time, s.steps, s.charge, s.d);
+        (self.state, self.model.charge) = (s.state, s.charge);
+        self.stepper.set_directions(s.d);
     }
 
     /// Runs `steps` IMEX steps from the current state with vertex charges
@@ -181,7 +180,7 @@ impl System {
         target: &[Vec3],
     ) -> Result<RolloutGradient> {
         let n = self.n_vertices();
-        if self.params.integrator != Integrator::Imex {
+        if self.model.params.integrator != Integrator::Imex {
             return Err(Error::invalid(
                 "params.integrator",
                 None,
@@ -238,12 +237,12 @@ impl System {
     fn rollout(&mut self, steps: u32, groups: &ChargeGroups, target: &[Vec3]) -> Result<RolloutGradient> {
         let n = self.n_vertices();
         // Forward: record x_t, v_t and the explicit forces q_t + f_ext of every step.
-        let mut xs = vec![self.x.clone()];
-        let mut vs = vec![self.v.clone()];
+        let mut xs = vec![self.state.x.clone()];
+        let mut vs = vec![self.state.v.clone()];
         let mut fs: Vec<Vec<Vec3>> = Vec::with_capacity(steps as usize);
         for t in 0..steps {
             let mut f = Vec::new();
-            let contacts = self.step_recording(Some(&mut f))?;
+            let contacts = self.stepper.step_recording(&self.model, &mut self.state, Some(&mut f))?;
             if contacts > 0 {
                 return Err(Error::invalid(
                     "colliders",
@@ -254,37 +253,44 @@ impl System {
                     ),
                 ));
             }
-            xs.push(self.x.clone());
-            vs.push(self.v.clone());
+            xs.push(self.state.x.clone());
+            vs.push(self.state.v.clone());
             fs.push(f);
         }
         let x_final = &xs[steps as usize];
         let loss =
             x_final.iter().zip(target).map(|(x, t)| (x - t).norm_squared()).sum::<Real>() / (2.0 * n as Real);
         // Reverse: adjoints x̄_t, v̄_t of the state, q̄ of the vertex charges, σ̄ of the stiffness scale.
-        let mut x_bar: Vec<Vec3> = x_final.iter().zip(target).map(|(x, t)| (x - t) / n as Real).collect();
-        let mut v_bar = vec![Vec3::zeros(); n];
-        let mut q_bar = vec![0.0; n];
-        let mut sigma_bar = 0.0;
-        let mut reverse = Reverse::new(self, n);
+        let mut adj = StateAdjoint {
+            x: x_final.iter().zip(target).map(|(x, t)| (x - t) / n as Real).collect(),
+            v: vec![Vec3::zeros(); n],
+            q: vec![0.0; n],
+            sigma: 0.0,
+        };
+        let model = &self.model;
+        let mut reverse = Reverse::new(model, self.stepper.directions());
+        let global = self.stepper.global(model)?;
         for t in (0..steps as usize).rev() {
-            reverse.step(
-                self,
-                Now { x: &xs[t], v: &vs[t] },
-                &fs[t],
-                &mut x_bar,
-                &mut v_bar,
-                &mut q_bar,
-                &mut sigma_bar,
-            );
+            reverse.step(model, global, Now { x: &xs[t], v: &vs[t] }, &fs[t], &mut adj);
         }
         Ok(RolloutGradient {
             loss,
-            grad_charges: groups.pull_back(&q_bar),
-            grad_stiffness_scale: sigma_bar,
+            grad_charges: groups.pull_back(&adj.q),
+            grad_stiffness_scale: adj.sigma,
             final_positions: x_final.clone(),
         })
     }
+}
+
+/// The adjoints the reverse pass carries from step to step.
+struct StateAdjoint {
+    /// `x̄_t`, `v̄_t`: of the state at the step being reversed (on entry, of `t + 1`).
+    x: Vec<Vec3>,
+    v: Vec<Vec3>,
+    /// `q̄`: of the vertex charges, summed over steps.
+    q: Vec<Real>,
+    /// `σ̄`: of the stiffness scale, summed over steps.
+    sigma: Real,
 }
 
 /// Buffers of the reverse pass.
@@ -303,14 +309,15 @@ struct Reverse {
 }
 
 impl Reverse {
-    fn new(sys: &System, n: usize) -> Self {
+    /// Buffers for reversing steps of `model`; `d` are the stepper's spring directions (the
+    /// fallback of springs whose ends coincide).
+    fn new(model: &Model, d: &[Vec3]) -> Self {
         let z = |len: usize| vec![Vec3::zeros(); len];
-        let k = sys.params.iterations as usize;
-        let m = sys.springs.len();
+        let (n, m, k) = (model.n_vertices(), model.springs.len(), model.params.iterations as usize);
         Reverse {
             iterates: vec![z(n); k + 1],
             y: z(n),
-            d: sys.scratch.d.clone(),
+            d: d.to_vec(),
             jd: z(n),
             lambda: z(n),
             g: z(n),
@@ -321,44 +328,32 @@ impl Reverse {
         }
     }
 
-    /// Reverses one step `(x_t, v_t) → (x_{t+1}, v_{t+1})`: on entry `x_bar`, `v_bar` are the
-    /// adjoints of `x_{t+1}`, `v_{t+1}`; on return those of `x_t`, `v_t`.
-    #[allow(clippy::too_many_arguments)] // the state and each adjoint, borrowed once
+    /// Reverses one step `(x_t, v_t) → (x_{t+1}, v_{t+1})`: on entry `adj.x`, `adj.v` are the
+    /// adjoints of `x_{t+1}`, `v_{t+1}`; on return those of `x_t`, `v_t`, with this step's
+    /// contributions added to `adj.q` and `adj.sigma`.
     fn step(
         &mut self,
-        sys: &mut System,
+        model: &Model,
+        global: &mut GlobalSolver,
         now: Now<'_>,
         f_explicit: &[Vec3],
-        x_bar: &mut [Vec3],
-        v_bar: &mut [Vec3],
-        q_bar: &mut [Real],
-        sigma_bar: &mut Real,
+        adj: &mut StateAdjoint,
     ) {
-        let p = sys.params.clone();
+        let p = &model.params;
         let (h, k_iter) = (p.time_step, p.iterations as usize);
         let h2 = h * h;
-        let pinned = &sys.pins.pinned;
-        let global = sys.global.as_mut().expect("the forward pass factored M + h²L");
+        let (mass, springs, pinned) = (&model.mass, &model.springs, &model.pins.pinned);
         let mut timings = StepTimings::default();
         // Replay the forward iterations, recording every iterate.
-        imex_start(p.alpha() * h, &sys.pins, Now { x: now.x, v: now.v }, &mut self.y, &mut self.iterates[0]);
+        imex_start(p.alpha() * h, &model.pins, Now { x: now.x, v: now.v }, &mut self.y, &mut self.iterates[0]);
         for k in 0..k_iter {
             let (done, next) = self.iterates.split_at_mut(k + 1);
             next[0].copy_from_slice(&done[k]);
-            imex_iterate(
-                h,
-                &sys.mass,
-                &sys.springs,
-                global,
-                &self.y,
-                f_explicit,
-                &mut self.d,
-                &mut self.jd,
-                &mut next[0],
-                &mut timings,
-            );
+            let local = LocalBuffers { d: &mut self.d, jd: &mut self.jd };
+            imex_iterate(model, global, &self.y, f_explicit, local, &mut next[0], &mut timings);
         }
         // v_{t+1} = (x_{t+1} − x_t)/h; pinned x_{t+1} are constants.
+        let (x_bar, v_bar) = (&mut adj.x, &mut adj.v);
         for i in 0..x_bar.len() {
             self.g[i] = if pinned[i] { Vec3::zeros() } else { x_bar[i] + v_bar[i] / h };
             x_bar[i] = -v_bar[i] / h;
@@ -367,30 +362,18 @@ impl Reverse {
         self.f_bar.fill(Vec3::zeros());
         for k in (0..k_iter).rev() {
             // xᵏ⁺¹_F = A⁻¹ (M y + h² (J dᵏ + f))_F: λ = A⁻¹ ḡ (A is symmetric).
-            let (free, mut rhs) = global.rhs_mut();
-            for (row, &vtx) in free.iter().enumerate() {
-                for c in 0..3 {
-                    rhs[(row, c)] = self.g[vtx as usize][c];
-                }
-            }
             self.lambda.fill(Vec3::zeros()); // pinned entries stay 0, so no coupling is added
-            global.solve(&mut self.lambda);
-            for i in 0..self.lambda.len() {
-                self.y_bar[i] += self.lambda[i] * sys.mass[i];
-                self.f_bar[i] += self.lambda[i] * h2;
+            let g = &self.g;
+            global.solve_with(|i| g[i], &mut self.lambda);
+            for (((yb, fb), l), m) in self.y_bar.iter_mut().zip(&mut self.f_bar).zip(&self.lambda).zip(mass) {
+                *yb += l * *m;
+                *fb += l * h2;
             }
-            local_step(&sys.springs, &self.iterates[k], &mut self.d);
-            *sigma_bar +=
-                h2 * adjoint::stiffness_scale_dot(&sys.springs, &self.lambda, &self.d, &self.iterates[k + 1]);
-            adjoint::jt(&sys.springs, &self.lambda, &mut self.d_bar);
+            local_step(springs, &self.iterates[k], &mut self.d);
+            adj.sigma += h2 * adjoint::stiffness_scale_dot(springs, &self.lambda, &self.d, &self.iterates[k + 1]);
+            adjoint::jt(springs, &self.lambda, &mut self.d_bar);
             self.d_bar.iter_mut().for_each(|e| *e *= h2);
-            adjoint::local_step_vjp(
-                &sys.springs,
-                &self.iterates[k],
-                &self.d_bar,
-                &mut self.per_spring,
-                &mut self.g,
-            );
+            adjoint::local_step_vjp(springs, &self.iterates[k], &self.d_bar, &mut self.per_spring, &mut self.g);
             for (g, &p) in self.g.iter_mut().zip(pinned) {
                 if p {
                     *g = Vec3::zeros();
@@ -405,10 +388,12 @@ impl Reverse {
             v_bar[i] = yb * ah;
         }
         // f = q(x_t) + f_ext(x_t): gravity is constant.
-        let (k_c, eps) = (p.coulomb_constant, sys.softening());
-        if sys.field_method() != FieldMethod::Off {
-            adjoint::coulomb_vjp(now.x, &sys.charge, k_c, eps, &self.f_bar, x_bar, q_bar);
+        let (q, k_c, eps) = (&model.charge, p.coulomb_constant, model.softening());
+        if p.coulomb != FieldMethod::Off {
+            let out = Adjoints { x_bar, q_bar: &mut adj.q };
+            adjoint::coulomb_vjp(now.x, q, k_c, eps, &self.f_bar, out);
         }
-        adjoint::external_vjp(&sys.external, now.x, &sys.charge, k_c, eps, &self.f_bar, x_bar, q_bar);
+        let out = Adjoints { x_bar, q_bar: &mut adj.q };
+        adjoint::external_vjp(&model.external, now.x, q, k_c, eps, &self.f_bar, out);
     }
 }

@@ -23,23 +23,27 @@ use super::{Next, Now};
 use crate::counters::{timed, StepTimings};
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
-use crate::springs::{gather_jd, local_step, Springs};
-use crate::system::{Pins, SimParams};
+use crate::model::{Model, Pins};
+use crate::springs::{gather_jd, local_step};
 
-/// Per-step buffers of the IMEX step.
+/// The local step's outputs, reused across iterations: spring directions `d` (one per spring)
+/// and their gather `J d` (one per vertex).
+pub(crate) struct LocalBuffers<'a> {
+    pub d: &'a mut [Vec3],
+    pub jd: &'a mut [Vec3],
+}
+
+/// Per-step buffers of the IMEX step: the inertial prediction `y` and the local step's.
 pub(crate) struct ImexBuffers<'a> {
     pub y: &'a mut [Vec3],
     pub d: &'a mut [Vec3],
     pub jd: &'a mut [Vec3],
 }
 
-/// Computes `x_new` and `v_new` from `(x, v)` and the explicit forces.
-#[allow(clippy::too_many_arguments)] // one borrowed input per model part; bundling hides the data flow
+/// Computes `x_new` and `v_new` from `(x, v)` and the explicit forces `f_explicit` (N) under
+/// `model`, with `M + h²L` prefactored in `global`.
 pub(crate) fn advance(
-    params: &SimParams,
-    mass: &[Real],
-    springs: &Springs,
-    pins: &Pins,
+    model: &Model,
     global: &mut GlobalSolver,
     now: Now<'_>,
     f_explicit: &[Vec3],
@@ -48,13 +52,13 @@ pub(crate) fn advance(
     timings: &mut StepTimings,
 ) {
     let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
-    let h = params.time_step;
     let ImexBuffers { y, d, jd } = buf;
-    start(params.alpha() * h, pins, Now { x, v }, y, x_new);
-    for _ in 0..params.iterations {
-        iterate(h, mass, springs, global, y, f_explicit, d, jd, x_new, timings);
+    let p = &model.params;
+    start(p.alpha() * p.time_step, &model.pins, Now { x, v }, y, x_new);
+    for _ in 0..p.iterations {
+        iterate(model, global, y, f_explicit, LocalBuffers { d, jd }, x_new, timings);
     }
-    finish(h, x, x_new, v_new);
+    finish(p.time_step, x, x_new, v_new);
 }
 
 /// The inertial prediction `y = x + α h v` and the first iterate `x⁰ = y` with pinned vertices
@@ -70,35 +74,24 @@ pub(crate) fn start(ah: Real, pins: &Pins, now: Now<'_>, y: &mut [Vec3], x0: &mu
 
 /// One local/global iteration: `d = local step at xᵏ`, then `xᵏ⁺¹ = A⁻¹ (M y + h² (J d + f))`
 /// written over `x` (free vertices only; pinned entries are read as the targets).
-#[allow(clippy::too_many_arguments)] // the operands of Eq. (12), each borrowed once
 pub(crate) fn iterate(
-    h: Real,
-    mass: &[Real],
-    springs: &Springs,
+    model: &Model,
     global: &mut GlobalSolver,
     y: &[Vec3],
     f_explicit: &[Vec3],
-    d: &mut [Vec3],
-    jd: &mut [Vec3],
+    local: LocalBuffers<'_>,
     x: &mut [Vec3],
     timings: &mut StepTimings,
 ) {
-    let h2 = h * h;
+    let (mass, springs) = (&model.mass, &model.springs);
+    let h2 = model.params.time_step * model.params.time_step;
+    let LocalBuffers { d, jd } = local;
     timed(&mut timings.springs, || {
         local_step(springs, x, d);
         gather_jd(springs, d, jd);
     });
-    timed(&mut timings.solve, || {
-        let (free, mut rhs) = global.rhs_mut();
-        for (row, &vtx) in free.iter().enumerate() {
-            let i = vtx as usize;
-            let b = y[i] * mass[i] + (jd[i] + f_explicit[i]) * h2;
-            for c in 0..3 {
-                rhs[(row, c)] = b[c];
-            }
-        }
-        global.solve(x);
-    });
+    let jd = &*jd;
+    timed(&mut timings.solve, || global.solve_with(|i| y[i] * mass[i] + (jd[i] + f_explicit[i]) * h2, x));
 }
 
 /// `v_{t+1} = (x_{t+1} − x_t) / h`.

@@ -1,11 +1,13 @@
 //! Time integrators. Both advance `(x_t, v_t)` to an unconstrained `(x_{t+1}, v_{t+1})` given
 //! the explicit forces at `x_t`; pins, collisions and the divergence check are applied
-//! afterwards by [`crate::System::step`].
+//! afterwards by the stepper (`step.rs`).
 
 mod imex;
 mod verlet;
 
-pub(crate) use imex::{advance as imex_advance, iterate as imex_iterate, start as imex_start, ImexBuffers};
+pub(crate) use imex::{
+    advance as imex_advance, iterate as imex_iterate, start as imex_start, ImexBuffers, LocalBuffers,
+};
 pub(crate) use verlet::{advance as verlet_advance, finish as verlet_finish};
 
 use crate::math::Vec3;

@@ -4,7 +4,7 @@
 //! `A = M + h² L_s` is formed and factored; the three coordinates are three right-hand-side
 //! columns of one solve. Pinned vertices are not unknowns: with free set `F` and pinned set `P`,
 //! `A_FF x_F = b_F − A_FP x_P`, and `A_FP` only holds the `−h² k_s` entries of springs that join
-//! a free vertex to a pinned one ([`GlobalSolver::solve`] adds `h² k_s x_p` to `b`).
+//! a free vertex to a pinned one ([`GlobalSolver::solve_with`] adds `h² k_s x_p` to `b`).
 //!
 //! The phases are split as in faer: the symbolic analysis (AMD ordering, elimination tree) is
 //! redone only when the pattern changes (pins or springs); the numeric Cholesky whenever masses,
@@ -32,7 +32,7 @@ use faer::sparse::linalg::cholesky::{
 };
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMat, Triplet};
-use faer::{Conj, Mat, MatMut, Par, Side};
+use faer::{Conj, Mat, Par, Side};
 
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
@@ -99,8 +99,11 @@ impl GlobalSolver {
     /// * `h` — time step (s).
     ///
     /// # Errors
-    /// [`Error::Factorization`] if faer fails (out of memory, or a non-positive pivot, which
-    /// cannot happen for positive masses and non-negative stiffness).
+    /// [`Error::Factorization`] if assembly, the symbolic analysis or the scratch allocation
+    /// fails (out of memory); [`Error::InvalidArgument`] naming `stiffness` if the numeric
+    /// factorization meets a non-positive pivot: `M + h²L` is positive definite in exact
+    /// arithmetic, so rounding lost it and the springs are too stiff for the masses
+    /// ([`check_conditioning`] rejects most such inputs before they get here).
     ///
     /// # Panics
     /// If `mass` and `pinned` differ in length.
@@ -214,19 +217,21 @@ impl GlobalSolver {
         Ok(())
     }
 
-    /// The right-hand side of the free unknowns, `n_free × 3`, to be filled by the caller
-    /// (row `j` belongs to vertex `free[j]`), then passed to [`GlobalSolver::solve`].
-    pub fn rhs_mut(&mut self) -> (&[u32], MatMut<'_, Real>) {
-        (&self.free, self.rhs.as_mut())
-    }
-
-    /// Adds the pinned vertices' coupling `h² k_s x_p` (read from the pinned entries of `x`) to
-    /// the right-hand side, solves `A_FF x_F = rhs`, and scatters the solution into the free
-    /// entries of `x`.
+    /// Solves the global step `A_FF x_F = b_F − A_FP x_P` for the free vertices: fills the
+    /// right-hand side with `b(i)` for every free vertex `i`, adds the pinned vertices' coupling
+    /// `h² k_s x_p` (read from the pinned entries of `x`), solves with the prefactored Cholesky
+    /// factor, and writes the solution into the free entries of `x`. Pinned entries of `x` are
+    /// read, never written.
     ///
     /// # Panics
     /// If `x` is shorter than the system.
-    pub fn solve(&mut self, x: &mut [Vec3]) {
+    pub fn solve_with(&mut self, b: impl Fn(usize) -> Vec3, x: &mut [Vec3]) {
+        for (row, &vtx) in self.free.iter().enumerate() {
+            let bv = b(vtx as usize);
+            for c in 0..3 {
+                self.rhs[(row, c)] = bv[c];
+            }
+        }
         let Some(symbolic) = self.symbolic.as_ref() else {
             return; // every vertex is pinned
         };
@@ -264,18 +269,10 @@ mod tests {
         let mut solver = GlobalSolver::new(&mass, &springs, &pinned, h).unwrap();
         let b =
             [Vec3::zeros(), Vec3::new(1.0, 2.0, 3.0), Vec3::new(-1.0, 0.5, 0.0), Vec3::new(0.3, 0.2, 0.1)];
-        let (free, mut rhs) = solver.rhs_mut();
-        let free = free.to_vec();
-        for (j, &v) in free.iter().enumerate() {
-            for c in 0..3 {
-                rhs[(j, c)] = b[v as usize][c];
-            }
-        }
         let mut x = vec![Vec3::zeros(); 4];
         x[0] = Vec3::new(0.5, -1.0, 2.0);
-        solver.solve(&mut x);
-        for &i in &free {
-            let i = i as usize;
+        solver.solve_with(|i| b[i], &mut x);
+        for i in 1..4 {
             let mut lhs = x[i] * mass[i];
             for (&[a, b2], &k) in springs.ends().iter().zip(springs.stiffness()) {
                 let (a, b2) = (a as usize, b2 as usize);

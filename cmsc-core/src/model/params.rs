@@ -106,8 +106,9 @@ impl SimParams {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field when: `time_step` is not finite and positive;
-    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `grid_points` is 0 or above
-    /// [`MAX_GRID_POINTS`]; `damping` or `friction` is outside `[0, 1]`;
+    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `grid_points` is above
+    /// [`MAX_GRID_POINTS`] (0 is valid: the adaptive grid); `damping` or `friction` is outside
+    /// `[0, 1]`;
     /// `gravity`, `coulomb_constant` or `ground_height` is not finite; `coulomb_constant` is
     /// negative; a fixed softening length is negative or not finite.
     pub fn validate(&self) -> Result<()> {

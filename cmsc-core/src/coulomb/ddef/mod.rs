@@ -44,7 +44,7 @@ use super::direct::Soa;
 use super::{Charged, FarFieldGather, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
-use crate::system::MAX_GRID_POINTS;
+use crate::MAX_GRID_POINTS;
 use grid::{GridBox, UnitGrid, FOLLOW_GROWTH, FOLLOW_PAD};
 pub use grid::{Neighborhood, Placement};
 use locate::{locate_all, Location};

@@ -1,0 +1,141 @@
+//! The model of a charged mass-spring system: everything that defines the physics and stays
+//! fixed while the state advances — parameters, masses `m_i`, charges `q_i`, springs
+//! `(i, j, k_s, l_s)`, pins, the external field and the colliders. [`crate::State`] holds what
+//! a step changes; [`crate::System`] edits both with validation.
+
+mod params;
+mod pins;
+
+pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS};
+pub(crate) use pins::Pins;
+
+use crate::collision::Colliders;
+use crate::coulomb::{coulomb_energy, FieldMethod};
+use crate::energy::Energies;
+use crate::fields::{gravity_energy, ExternalField};
+use crate::math::{Real, Vec3};
+use crate::springs::{spring_energy, Springs};
+use crate::State;
+
+/// What a step reads and never writes. Fields are validated by [`crate::System`]'s setters
+/// before they get here, so the stepper trusts them.
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub(crate) params: SimParams,
+    /// `m_i` per vertex (kg), all finite and `> 0`.
+    pub(crate) mass: Vec<Real>,
+    /// `q_i` per vertex (C), all finite.
+    pub(crate) charge: Vec<Real>,
+    pub(crate) springs: Springs,
+    pub(crate) pins: Pins,
+    pub(crate) external: ExternalField,
+    pub(crate) colliders: Colliders,
+    /// Softening length used when [`Softening::Auto`] is selected (m), fixed at creation from
+    /// the rest mesh.
+    pub(crate) auto_softening: Real,
+}
+
+impl Model {
+    /// A model of uncharged, unpinned vertices with no external field, taking the auto
+    /// softening length from the rest positions `x`.
+    pub(crate) fn new(params: SimParams, mass: Vec<Real>, springs: Springs, x: &[Vec3]) -> Self {
+        let n = mass.len();
+        Model {
+            charge: vec![0.0; n],
+            pins: Pins::new(n),
+            external: ExternalField::default(),
+            colliders: Colliders { ground: params.ground_height, spheres: vec![] },
+            auto_softening: auto_softening(x, &springs),
+            params,
+            mass,
+            springs,
+        }
+    }
+
+    /// Number of vertices `n`.
+    pub fn n_vertices(&self) -> usize {
+        self.mass.len()
+    }
+
+    /// The parameters in force.
+    pub fn params(&self) -> &SimParams {
+        &self.params
+    }
+
+    /// Masses `m_i` (kg).
+    pub fn masses(&self) -> &[Real] {
+        &self.mass
+    }
+
+    /// Charges `q_i` (C).
+    pub fn charges(&self) -> &[Real] {
+        &self.charge
+    }
+
+    /// The springs, with their rest lengths.
+    pub fn springs(&self) -> &Springs {
+        &self.springs
+    }
+
+    /// Indices of pinned vertices, in the order they were given.
+    pub fn pins(&self) -> &[u32] {
+        &self.pins.indices
+    }
+
+    /// The external point charges and uniform field.
+    pub fn external(&self) -> &ExternalField {
+        &self.external
+    }
+
+    /// The obstacles.
+    pub fn colliders(&self) -> &Colliders {
+        &self.colliders
+    }
+
+    /// The softening length `ε` in force (m), see [`Softening`].
+    pub fn softening(&self) -> Real {
+        match self.params.softening {
+            Softening::Auto => self.auto_softening,
+            Softening::Length(eps) => eps,
+        }
+    }
+
+    /// Kinetic, spring, Coulomb and external energy of `state` under this model (J). Coulomb
+    /// energy is always the exact pairwise sum of the softened potential, whatever the force
+    /// method, and zero with [`FieldMethod::Off`].
+    pub fn energies(&self, state: &State) -> Energies {
+        let (x, v) = (&state.x, &state.v);
+        let (k_c, eps) = (self.params.coulomb_constant, self.softening());
+        let kinetic = 0.5 * v.iter().zip(&self.mass).map(|(v, m)| m * v.norm_squared()).sum::<Real>();
+        let spring = spring_energy(&self.springs, x);
+        let coulomb = if self.params.coulomb == FieldMethod::Off {
+            0.0
+        } else {
+            coulomb_energy(x, &self.charge, k_c, eps)
+        };
+        let external = self.external.potential_energy(x, &self.charge, k_c, eps)
+            + gravity_energy(&self.mass, self.params.gravity, x);
+        Energies::new(kinetic, spring, coulomb, external)
+    }
+}
+
+/// [`Softening::Auto`]'s length: `10⁻³ ×` the mean rest length, or without springs `10⁻³ ×`
+/// the bounding-box diagonal over `∛n`; `1 µm` if the points all coincide.
+fn auto_softening(x: &[Vec3], springs: &Springs) -> Real {
+    const FRACTION: Real = 1e-3;
+    let scale = if springs.is_empty() {
+        let (mut lo, mut hi) = (x[0], x[0]);
+        for p in x {
+            lo = lo.inf(p);
+            hi = hi.sup(p);
+        }
+        (hi - lo).norm() / (x.len() as Real).cbrt()
+    } else {
+        springs.rest_lengths().iter().sum::<Real>() / springs.len() as Real
+    };
+    if scale > 0.0 {
+        FRACTION * scale
+    } else {
+        1e-6
+    }
+}
