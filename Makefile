@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo demo-torus test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz toolchain clean
+.PHONY: all demo demo-torus test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
 
 all: demo
 
@@ -27,11 +27,14 @@ demo-torus:
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier
-test: lint doc unit ctest pytest blender-test validate-smoke
+test: lint doc unit ctest pytest blender-test validate-smoke fuzz-check
 
+## lint: rustfmt, clippy (which also holds our code to rust-version), and that rust-version is
+## true for every locked dependency (tests/check_msrv.py)
 lint: toolchain
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	python3 tests/check_msrv.py
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
@@ -141,6 +144,11 @@ bench-fmm3d:
 ## both sizes, the exact DIRECT sum at 10K only; 100K vertices with 10 frames: slow on 2 cores)
 bench-bake: .venv-blender/.installed addon
 	.venv-blender/bin/python tests/bench/bake_benchmark.py --verts 10000,100000 --frames 250,10 --methods AUTO,DIRECT --out $(OUT)/bench/bake.md
+
+## fuzz-check: type-checks the fuzz target (its own workspace, not built by the others) so that
+## it cannot rot between fuzzing runs; `make fuzz` builds it with the sanitizer flags and runs it
+fuzz-check:
+	$(CARGO) check --manifest-path fuzz/Cargo.toml --locked --target-dir target/fuzz-check
 
 ## fuzz: libFuzzer over the C ABI (fuzz/fuzz_targets/create_step.rs) for FUZZ_SECONDS (default
 ## 600). cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.
