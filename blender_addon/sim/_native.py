@@ -60,6 +60,7 @@ SIGNATURES = {
     "cmsc_set_sphere_colliders": (_status, [_sim, _dptr, _dptr, _size]),
     "cmsc_coulomb_forces": (_status, [_sim, _dptr, _size]),
     "cmsc_energies": (_status, [_sim, ctypes.POINTER(CmscEnergies)]),
+    "cmsc_get_coulomb_method": (_status, [_sim, _uptr]),
     "cmsc_last_error": (ctypes.c_char_p, []),
     "cmsc_version": (ctypes.c_char_p, []),
     "cmsc_abi_version": (ctypes.c_uint32, []),

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _native
 from .errors import CmscError, InvalidArgumentError
-from .params import SimParams
+from .params import CoulombMethod, SimParams
 
 
 def _f64(array, shape, name):
@@ -146,6 +146,14 @@ class Simulation:
         out = np.empty((self.n_vertices, 3))
         self._call("cmsc_coulomb_forces", _ptr(out), self.n_vertices)
         return out
+
+    @property
+    def coulomb_method(self):
+        """The CoulombMethod that runs: what AUTO or AUTO_CPU resolved to for this vertex count and
+        machine, or the method asked for (never AUTO or AUTO_CPU)."""
+        out = ctypes.c_uint32()
+        self._call("cmsc_get_coulomb_method", ctypes.byref(out))
+        return CoulombMethod(out.value)
 
     def energies(self):
         """Dict of kinetic, spring, coulomb, external and total energy (J)."""

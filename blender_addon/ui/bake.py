@@ -72,12 +72,12 @@ def free_bake(obj):
     obj.cmsc.cache_outdated = False
 
 
-def params(scene, s, n_vertices, library, substeps=None):
+def params(scene, s, library, substeps=None):
     """The SimParams of object settings `s` in `scene` (with `substeps` steps per frame instead
     of `s.substeps` if given), and a note on a GPU fallback ("" if none)."""
     fps = scene.render.fps / scene.render.fps_base
     gravity = tuple(scene.gravity) if scene.cmsc.use_gravity else (0.0, 0.0, 0.0)
-    method, note = methods.choose(library, CoulombMethod[s.coulomb_method], preferences.use_gpu(), n_vertices)
+    method, note = methods.choose(library, CoulombMethod[s.coulomb_method], preferences.use_gpu())
     p = SimParams(
         time_step=1.0 / (fps * (substeps or s.substeps)),
         iterations=s.iterations,
@@ -114,7 +114,7 @@ def setup(scene, obj, substeps=None):
     co, tris = bridge.mesh_arrays(obj)
     x0 = bridge.to_world(obj.matrix_world, co)
     structural, bending = springs_from_triangles(tris)
-    p, note = params(scene, s, len(co), library, substeps)
+    p, note = params(scene, s, library, substeps)
     groups = s.charge_groups
     return Setup(
         library=library,

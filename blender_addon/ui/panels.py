@@ -29,8 +29,7 @@ def _coulomb_note(context, s):
     wants_gpu = s.coulomb_method == "DDEF_GPU" or preferences.use_gpu()
     if not wants_gpu:
         return ""
-    n = len(context.object.data.vertices)
-    _, note = methods.choose(_native.addon_library_path(), CoulombMethod[s.coulomb_method], preferences.use_gpu(), n)
+    _, note = methods.choose(_native.addon_library_path(), CoulombMethod[s.coulomb_method], preferences.use_gpu())
     return note
 
 

@@ -110,9 +110,21 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     coulomb_method: EnumProperty(
         name="Coulomb",
         items=[
-            ("AUTO", "Auto", "Exact below 10,000 vertices, DDEF above"),
-            ("DIRECT", "Direct", "Exact all-pairs sum"),
-            ("DDEF", "DDEF", "The paper's fast approximation (error about 1 %)"),
+            (
+                "AUTO",
+                "Auto",
+                "The library chooses from the vertex count when the simulation starts: Direct below 10,000 "
+                "vertices, DDEF from there on; with Use GPU (add-on preferences) and a usable CUDA GPU, "
+                "Direct on the GPU from 5,000 vertices and DDEF on the GPU from 200,000. The panel shows "
+                "the method that ran",
+            ),
+            ("DIRECT", "Direct", "Exact all-pairs sum (on the GPU with Use GPU in the add-on preferences)"),
+            (
+                "DDEF",
+                "DDEF",
+                "The paper's fast approximation (error about 1 %; its far field on the GPU with Use GPU in "
+                "the add-on preferences)",
+            ),
             ("DDEF_GPU", "DDEF (GPU)", "DDEF with the far field on a CUDA GPU"),
         ],
         default="AUTO",
