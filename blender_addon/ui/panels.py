@@ -3,9 +3,8 @@ physics for" buttons."""
 
 import bpy
 
-from . import bake, preferences, preview
+from . import activity, cache, inputs, preferences, preview
 from .text import wrapped_label
-from .operators import RUNNING
 
 
 def library_problem():
@@ -21,15 +20,12 @@ class CMSC_UL_charge_groups(bpy.types.UIList):
         row.prop(item, "fit", text="", icon="CHECKBOX_HLT" if item.fit else "CHECKBOX_DEHLT", emboss=False)
 
 
-def _coulomb_note(context, s):
+def _coulomb_note(s):
     """Why the Coulomb method that runs differs from the one asked for (GPU fallback), or ""."""
-    from ..sim import _native, methods
-    from ..sim.params import CoulombMethod
-
     wants_gpu = s.coulomb_method == "DDEF_GPU" or preferences.use_gpu()
     if not wants_gpu:
         return ""
-    _, note = methods.choose(_native.addon_library_path(), CoulombMethod[s.coulomb_method], preferences.use_gpu())
+    _, note = inputs.coulomb(s)
     return note
 
 
@@ -56,8 +52,8 @@ class CMSC_PT_main(bpy.types.Panel):
             wrapped_label(layout, problem)
             return
         layout.active = s.enabled
-        baked = bake.has_bake(obj)
-        job = RUNNING.get(obj.name)
+        baked = cache.has_bake(obj)
+        job = activity.bake_job(obj)
         col = layout.column()
         # like Cloth: settings are greyed out while a bake exists; a change marks it outdated
         col.active = not baked and job is None
@@ -68,7 +64,7 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "substeps")
         col.prop(s, "iterations")
         col.prop(s, "coulomb_method")
-        note = _coulomb_note(context, s)
+        note = _coulomb_note(s)
         if note:
             wrapped_label(col, note, icon="ERROR")
         if s.coulomb_method.startswith("DDEF"):

@@ -15,15 +15,15 @@ from bpy.props import (
     StringProperty,
 )
 
+from . import cache, preview
+
 
 def settings_changed(obj):
     """A setting of `obj`'s simulation changed: its bake (if any) no longer matches, and its
     preview restarts."""
-    from . import bake, preview
-
     if obj is None or obj.type != "MESH":
         return
-    if bake.has_bake(obj) and not obj.cmsc.cache_outdated:
+    if cache.has_bake(obj) and not obj.cmsc.cache_outdated:
         obj.cmsc.cache_outdated = True
     preview.reset(obj)
 
@@ -46,22 +46,16 @@ def _external_setting(self, context):
 
 
 def _enabled_changed(self, context):
-    from . import preview
-
     if not self.enabled:
         preview.clear(self.id_data)
 
 
 def _preview_setting(self, context):
     # only the preview depends on it: a bake stays current
-    from . import preview
-
     preview.reset(self.id_data)
 
 
 def _preview_changed(self, context):
-    from . import preview
-
     if not self.preview:
         preview.clear(self.id_data)
 

@@ -114,6 +114,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     import bpy
 
     bake = sys.modules[module.__name__ + ".ui.bake"]
+    cache = sys.modules[module.__name__ + ".ui.cache"]
     run = sys.modules[module.__name__ + ".sim.bake_job"].run
     obj = grid("cmsc", n)
     s = obj.cmsc
@@ -136,7 +137,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     t1 = clock()
     run(job)
     t2 = clock()
-    bake.finish(obj, job)
+    cache.finish(obj, job)
     t3 = clock()
     if job.error:
         print(f"cmsc bake of {n} vertices stopped: {job.error}", flush=True)
@@ -158,7 +159,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     # live preview: 10 frames of playback without a bake, at the default one substep per frame
     # ("preview") and at the bake's substeps ("preview_full")
     preview = sys.modules[module.__name__ + ".ui.preview"]
-    bake.free_bake(obj)
+    cache.free_bake(obj)
     for key, substeps in (("preview", 1), ("preview_full", 0)):
         s.preview_substeps = substeps
         scene.frame_set(1)
