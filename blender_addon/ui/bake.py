@@ -7,6 +7,7 @@ registered in `activity` while it runs."""
 import os
 import threading
 
+from ..sim import methods
 from ..sim.bake_job import run
 from . import activity, bridge, cache, inputs, preview
 
@@ -24,6 +25,13 @@ def collect(context, obj):
     return job
 
 
+def method_line(job):
+    """"Coulomb: DDEF (chosen by AUTO)": the method the job's simulation ran, or "" before."""
+    if job.coulomb_method is None:
+        return ""
+    return f"Coulomb: {methods.describe(job.params.coulomb, job.coulomb_method)}"
+
+
 def progress_line(job):
     print(f"cmsc: baked frame {job.start_frame + job.frames_done - 1} ({job.frames_done}/{job.frames + 1})", flush=True)
 
@@ -39,6 +47,8 @@ def bake(context, obj, report):
         run(job, on_frame=progress_line)
     finally:
         cache.finish(obj, job)
+    if job.coulomb_method is not None:
+        print(f"cmsc: {method_line(job)}", flush=True)
     if job.error:
         report({"ERROR"}, f"cmsc: {job.error}; kept {job.frames_done} baked frames")
     return job
@@ -85,5 +95,5 @@ class ModalBake:
             level = "WARNING" if self.job.error.startswith("cancelled") else "ERROR"
             report({level}, f"cmsc: {self.job.error}; kept {self.job.frames_done} baked frames")
             return {"CANCELLED"}
-        report({"INFO"}, f"cmsc: baked {self.job.frames_done} frames")
+        report({"INFO"}, f"cmsc: baked {self.job.frames_done} frames ({method_line(self.job)})")
         return {"FINISHED"}

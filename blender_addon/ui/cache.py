@@ -6,6 +6,7 @@ import os
 
 import bpy
 
+from ..sim import methods
 from ..sim.pc2 import read_pc2
 from . import bridge
 
@@ -39,15 +40,18 @@ def free_bake(obj):
         os.remove(path)
     bridge.remove_frame_shape_keys(obj, SHAPE_KEY_PREFIX)
     obj.cmsc.cache_outdated = False
+    obj.cmsc.baked_coulomb_method = ""
 
 
 def finish(obj, job):
     """Makes the frames `job` baked so far play: a Mesh Cache modifier first in the stack (PC2),
     or one shape key per frame keyed 0/1/0 with linear interpolation (shape keys). The bake then
-    matches the settings: not outdated."""
+    matches the settings (not outdated) and remembers the Coulomb method that ran."""
     if job.frames_done == 0:
         return
     obj.cmsc.cache_outdated = False
+    if job.coulomb_method is not None:
+        obj.cmsc.baked_coulomb_method = methods.describe(job.params.coulomb, job.coulomb_method)
     if obj.cmsc.cache_format == "SHAPE_KEYS":
         _, _, samples = read_pc2(job.cache_path)
         os.remove(job.cache_path)

@@ -60,7 +60,7 @@ class CMSC_OT_bake(bpy.types.Operator):
         except CmscError as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {cache.cache_path(obj)}")
+        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {cache.cache_path(obj)} ({baking.method_line(job)})")
         return {"FINISHED"}
 
 

@@ -3,6 +3,7 @@ physics for" buttons."""
 
 import bpy
 
+from ..sim import methods
 from . import activity, cache, inputs, preferences, preview
 from .text import wrapped_label
 
@@ -27,6 +28,23 @@ def _coulomb_note(s):
         return ""
     _, note = inputs.coulomb(s)
     return note
+
+
+def coulomb_line(obj):
+    """What the panel says of the Coulomb method: the one that ran, as the library reported it
+    (a running bake, the bake there is, a running preview), or, with AUTO before anything ran,
+    that the library chooses when the simulation starts. "" for an explicit method not run yet."""
+    job = activity.bake_job(obj)
+    if job is not None and job.coulomb_method is not None:
+        return f"Coulomb: {methods.describe(job.params.coulomb, job.coulomb_method)}"
+    if cache.has_bake(obj) and obj.cmsc.baked_coulomb_method:
+        return f"Coulomb: {obj.cmsc.baked_coulomb_method}"
+    ran = preview.coulomb_method(obj)
+    if ran is not None:
+        return f"Coulomb: {ran}"
+    if obj.cmsc.coulomb_method == "AUTO":
+        return "AUTO chooses the Coulomb method from the vertex count when the bake or preview starts"
+    return ""
 
 
 class CMSC_PT_main(bpy.types.Panel):
@@ -64,6 +82,9 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "substeps")
         col.prop(s, "iterations")
         col.prop(s, "coulomb_method")
+        line = coulomb_line(obj)
+        if line:
+            wrapped_label(col, line, icon="INFO")
         note = _coulomb_note(s)
         if note:
             wrapped_label(col, note, icon="ERROR")

@@ -24,6 +24,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+from ..sim import methods
 from ..sim.bake_job import DIVERGED_HINT, step_frame, to_local
 from ..sim.errors import CmscError, DivergedError
 from . import activity, bridge, cache, inputs
@@ -43,6 +44,8 @@ class _State:
         self.setup = inputs.setup(scene, obj, self.substeps)
         st = self.setup
         self.sim = st.create_simulation()
+        #: the Coulomb method that runs (what AUTO chose), shown in the panel
+        self.coulomb_method = self.sim.coulomb_method
         self.frame = scene.frame_current
         externals = inputs.external_charges(scene)
         self.externals = [o.session_uid for o in externals]
@@ -82,6 +85,13 @@ def timings(obj):
     the shape key (a copy), or None."""
     state = activity.preview(obj)
     return dict(state.timings) if state is not None else None
+
+
+def coulomb_method(obj):
+    """What the panel says of the Coulomb method of `obj`'s running preview ("DDEF (chosen by
+    AUTO)"), or None."""
+    state = activity.preview(obj)
+    return methods.describe(state.setup.params.coulomb, state.coulomb_method) if state is not None else None
 
 
 def _drop(obj):

@@ -154,6 +154,11 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         description="A simulation setting changed after the bake: bake again to see it",
         default=False,
     )
+    baked_coulomb_method: StringProperty(
+        name="Baked Coulomb Method",
+        description="The Coulomb method the bake ran, as the library reported it (empty without a bake)",
+        default="",
+    )
     preview: BoolProperty(
         name="Live Preview",
         description=(
