@@ -29,9 +29,18 @@ demo-torus:
 ## test: formatting, lints, docs, then every test tier
 test: lint doc unit ctest pytest blender-test validate-smoke
 
-lint: toolchain
+## lint: rustfmt and clippy over the Rust code, ruff (ruff.toml) over the add-on and the Python
+## tests; ruff is pinned and comes from PyPI into a local .venv-ruff
+RUFF := ruff==0.17.5
+.venv-ruff/.installed:
+	test -x .venv-ruff/bin/python || python3 -m venv .venv-ruff
+	.venv-ruff/bin/pip install -q $(RUFF)
+	touch $@
+
+lint: toolchain .venv-ruff/.installed
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	.venv-ruff/bin/ruff check blender_addon tests
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps

@@ -198,7 +198,10 @@ class Simulation:
         w, q, x = self._groups_and_target(group_weights, group_charges, target)
         q = q.copy()
         loss = ctypes.c_double()
-        self._call("cmsc_fit_charges", int(steps), _ptr(w), w.shape[0], _ptr(q), _ptr(x), int(max_iterations), ctypes.byref(loss))
+        self._call(
+            "cmsc_fit_charges", int(steps), _ptr(w), w.shape[0], _ptr(q), _ptr(x), int(max_iterations),
+            ctypes.byref(loss),
+        )
         return q, loss.value
 
     @property

@@ -65,7 +65,9 @@ def setup(scene, obj, substeps=None):
         params=p,
         note=note,
         pins=np.nonzero(bridge.group_weights(obj, s.pin_group) > 0)[0],
-        group_weights=np.array([bridge.group_weights(obj, g.vertex_group) for g in groups]).reshape(len(groups), len(co)),
+        group_weights=np.array([bridge.group_weights(obj, g.vertex_group) for g in groups]).reshape(
+            len(groups), len(co)
+        ),
     )
 
 
@@ -91,8 +93,12 @@ def substep_inputs(scene, obj, externals, frame, substeps):
     field = np.empty((substeps, 3))
     for k in range(substeps):
         t = frame - 1 + (k + 1) / substeps
-        group_charge[k] = [MICRO * bridge.animated(obj, bridge.group_charge_paths(i, g), 0, g.charge, t) for i, g in groups]
-        ext_charge[k] = [MICRO * bridge.animated(o, ("cmsc_charge.charge",), 0, o.cmsc_charge.charge, t) for o in externals]
+        group_charge[k] = [
+            MICRO * bridge.animated(obj, bridge.group_charge_paths(i, g), 0, g.charge, t) for i, g in groups
+        ]
+        ext_charge[k] = [
+            MICRO * bridge.animated(o, ("cmsc_charge.charge",), 0, o.cmsc_charge.charge, t) for o in externals
+        ]
         field[k] = [bridge.animated(scene, ("cmsc.field",), c, scene.cmsc.field[c], t) for c in range(3)]
     return group_charge, ext_charge, field
 

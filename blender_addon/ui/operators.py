@@ -60,7 +60,8 @@ class CMSC_OT_bake(bpy.types.Operator):
         except CmscError as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {cache.cache_path(obj)} ({baking.method_line(job)})")
+        path = cache.cache_path(obj)
+        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {path} ({baking.method_line(job)})")
         return {"FINISHED"}
 
 
@@ -97,7 +98,10 @@ class CMSC_OT_charge_group_add(bpy.types.Operator):
         vg = context.active_object.vertex_groups.active
         base = vg.name if vg else "Charge"
         names = {g.name for g in s.charge_groups}
-        item.name = base if base not in names else next(f"{base}.{i:03d}" for i in range(1, 10_000) if f"{base}.{i:03d}" not in names)
+        item.name = (
+            base if base not in names
+            else next(f"{base}.{i:03d}" for i in range(1, 10_000) if f"{base}.{i:03d}" not in names)
+        )
         item.vertex_group = vg.name if vg else ""
         s.charge_group_index = len(s.charge_groups) - 1
         return {"FINISHED"}
@@ -141,7 +145,8 @@ class CMSC_OT_physics_toggle(bpy.types.Operator):
 
 
 class CMSC_OT_fit_charges(bpy.types.Operator):
-    """Solve for the charges of the ticked charge groups (all if none is ticked) that make the mesh reach a shape key at a frame"""
+    """Solve for the charges of the ticked charge groups (all if none is ticked) that make the mesh reach a shape key
+    at a frame"""
 
     bl_idname = "cmsc.fit_charges"
     bl_label = "Fit Charges"
@@ -149,7 +154,10 @@ class CMSC_OT_fit_charges(bpy.types.Operator):
 
     shape_key: StringProperty(name="Target Shape Key", description="The shape the mesh should reach")
     frame: IntProperty(name="Frame", description="The frame at which the mesh should have that shape", default=2)
-    max_iterations: IntProperty(name="Iterations", description="Optimizer iterations (each runs the simulation forward and back)", default=50, min=1, max=10_000)
+    max_iterations: IntProperty(
+        name="Iterations", description="Optimizer iterations (each runs the simulation forward and back)", default=50,
+        min=1, max=10_000,
+    )
     keyframe: BoolProperty(name="Keyframe", description="Keyframe the fitted charges at the start frame", default=False)
 
     @classmethod

@@ -110,7 +110,8 @@ class CMSC_PT_main(bpy.types.Panel):
         box.prop(s, "cache_path")
         if job is not None:
             done = job.frames_done / max(1, job.frames + 1)
-            box.progress(factor=done, type="BAR", text=f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)")
+            text = f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)"
+            box.progress(factor=done, type="BAR", text=text)
         elif baked and s.cache_outdated:
             box.label(text="Cache is outdated: a setting changed since the bake", icon="ERROR")
         elif baked:

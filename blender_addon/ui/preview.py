@@ -67,7 +67,9 @@ def substeps(s):
 def diverged_hint(s):
     """What a diverged preview of object settings `s` suggests."""
     if substeps(s) < s.substeps:
-        return f"The preview runs {substeps(s)} substeps per frame: raise Preview Substeps (0 = the bake's {s.substeps})"
+        return (
+            f"The preview runs {substeps(s)} substeps per frame: raise Preview Substeps (0 = the bake's {s.substeps})"
+        )
     return DIVERGED_HINT
 
 

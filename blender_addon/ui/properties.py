@@ -143,7 +143,10 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     frame_end: IntProperty(name="End", default=250, update=_object_setting)
     cache_format: EnumProperty(
         name="Cache",
-        items=[("PC2", "PC2", "Point cache file read by a Mesh Cache modifier"), ("SHAPE_KEYS", "Shape Keys", "One shape key per frame")],
+        items=[
+            ("PC2", "PC2", "Point cache file read by a Mesh Cache modifier"),
+            ("SHAPE_KEYS", "Shape Keys", "One shape key per frame"),
+        ],
         default="PC2",
     )
     cache_path: StringProperty(name="Cache Path", subtype="FILE_PATH", default="//cmsc_cache.pc2")
@@ -199,7 +202,9 @@ class CMSC_SceneSettings(bpy.types.PropertyGroup):
         name="Field", description="Uniform electric field (V/m); animatable", subtype="XYZ", size=3,
         update=_scene_setting,
     )
-    use_gravity: BoolProperty(name="Gravity", description="Use the scene's gravity", default=True, update=_scene_setting)
+    use_gravity: BoolProperty(
+        name="Gravity", description="Use the scene's gravity", default=True, update=_scene_setting
+    )
 
 
 CLASSES = (CMSC_ChargeGroup, CMSC_ObjectSettings, CMSC_ChargeSettings, CMSC_SceneSettings)

@@ -50,7 +50,9 @@ def parse():
     p.add_argument("--frames", default="250", help="frames after the start frame: one count, or one per size")
     p.add_argument("--zip", default=os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x86_64.zip"))
     p.add_argument("--out", default=os.path.join(ROOT, "out", "bench", "bake.md"))
-    p.add_argument("--methods", default="AUTO", help="comma-separated Coulomb methods of the add-on (AUTO, DIRECT, DDEF)")
+    p.add_argument(
+        "--methods", default="AUTO", help="comma-separated Coulomb methods of the add-on (AUTO, DIRECT, DDEF)"
+    )
     p.add_argument("--direct-max", type=int, default=20_000,
                    help="time DIRECT (the exact O(n²) sum) only up to this many vertices")
     p.add_argument("--threads", type=int, default=0, help="the add-on's thread preference (0 = all cores)")
@@ -247,7 +249,8 @@ def main():
         bpy.data.objects.remove(o)
     scene.render.fps = 24
     scene.cmsc.use_gravity = True
-    lib = sys.modules[module.__name__ + ".sim._native"].load(sys.modules[module.__name__ + ".sim._native"].addon_library_path())
+    native = sys.modules[module.__name__ + ".sim._native"]
+    lib = native.load(native.addon_library_path())
     load_before = os.getloadavg()
     rows = []
     with tempfile.TemporaryDirectory() as cache_dir:

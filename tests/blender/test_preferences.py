@@ -11,7 +11,8 @@ from scenes import Reports, addon_module, charged_sphere, draw, read_pc2
 
 @pytest.fixture
 def mods():
-    return {name: addon_module(name) for name in ("ui.preferences", "ui.panels", "ui.bake", "ui.inputs", "sim._native", "sim.methods")}
+    names = ("ui.preferences", "ui.panels", "ui.bake", "ui.inputs", "sim._native", "sim.methods")
+    return {name: addon_module(name) for name in names}
 
 
 @pytest.fixture

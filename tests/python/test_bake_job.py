@@ -23,7 +23,8 @@ def job(lib_path, path, frames=6, params=None, group_charge=1e-7):
         params=params or SimParams(gravity=(0, 0, 0), time_step=1 / 72),
         pins=np.array([], dtype=int),
         group_weights=np.ones((1, 4)),
-        world_to_local=np.tile(np.diag([1.0, 1, 1, 1]), (frames, 1, 1)) + np.pad(np.array([[0, 0, -1.0]]).T, ((0, 1), (3, 0)))[None],
+        world_to_local=np.tile(np.diag([1.0, 1, 1, 1]), (frames, 1, 1))
+        + np.pad(np.array([[0, 0, -1.0]]).T, ((0, 1), (3, 0)))[None],
         pin_world=np.zeros((frames + 1, 0, 3)),
         ext_world=np.zeros((frames + 1, 0, 3)),
         group_charge=np.full((frames, s, 1), group_charge),

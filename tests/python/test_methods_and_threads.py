@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from sim import Simulation, SimParams, methods
+from sim import SimParams, Simulation, methods
 from sim.params import CoulombMethod as M
 
 ADDON = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "blender_addon"))
