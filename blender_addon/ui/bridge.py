@@ -6,6 +6,7 @@ go through these functions; the Mesh Cache modifier (an object's modifier stack,
 import re
 
 import numpy as np
+from bpy_extras import anim_utils
 
 
 def mesh_arrays(obj):
@@ -58,12 +59,10 @@ def fcurves(id_data):
     slot = getattr(ad, "action_slot", None)
     if slot is not None:
         try:
-            from bpy_extras import anim_utils
-
             bag = anim_utils.action_get_channelbag_for_slot(action, slot)
             if bag is not None:
                 return list(bag.fcurves)
-        except (ImportError, AttributeError):
+        except AttributeError:  # before Blender 4.4: no slots, the action's own F-curves
             pass
     return list(getattr(action, "fcurves", []))
 
