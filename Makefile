@@ -29,12 +29,20 @@ demo-torus:
 ## test: formatting, lints, docs, then every test tier
 test: lint doc unit ctest pytest blender-test validate-smoke fuzz-check
 
-## lint: rustfmt, clippy (which also holds our code to rust-version), and that rust-version is
-## true for every locked dependency (tests/check_msrv.py)
-lint: toolchain
+## lint: rustfmt and clippy over the Rust code (clippy also holds it to rust-version), that
+## rust-version is true for every locked dependency (tests/check_msrv.py), and ruff (ruff.toml)
+## over the add-on and the Python tests; ruff is pinned and comes from PyPI into .venv-ruff
+RUFF := ruff==0.17.5
+.venv-ruff/.installed:
+	test -x .venv-ruff/bin/python || python3 -m venv .venv-ruff
+	.venv-ruff/bin/pip install -q $(RUFF)
+	touch $@
+
+lint: toolchain .venv-ruff/.installed
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	python3 tests/check_msrv.py
+	.venv-ruff/bin/ruff check blender_addon tests
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps

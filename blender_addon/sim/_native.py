@@ -46,7 +46,10 @@ _status = ctypes.c_int
 #: name -> (restype, argtypes): the one table of every symbol used.
 SIGNATURES = {
     "cmsc_params_default": (None, [ctypes.POINTER(CmscParams)]),
-    "cmsc_create": (_status, [_dptr, _size, _dptr, _uptr, _size, _dptr, ctypes.POINTER(CmscParams), ctypes.POINTER(_sim)]),
+    "cmsc_create": (
+        _status,
+        [_dptr, _size, _dptr, _uptr, _size, _dptr, ctypes.POINTER(CmscParams), ctypes.POINTER(_sim)],
+    ),
     "cmsc_step": (_status, [_sim, ctypes.c_uint32]),
     "cmsc_set_charges": (_status, [_sim, _dptr, _size]),
     "cmsc_get_positions": (_status, [_sim, _dptr, _size]),
@@ -60,6 +63,7 @@ SIGNATURES = {
     "cmsc_set_sphere_colliders": (_status, [_sim, _dptr, _dptr, _size]),
     "cmsc_coulomb_forces": (_status, [_sim, _dptr, _size]),
     "cmsc_energies": (_status, [_sim, ctypes.POINTER(CmscEnergies)]),
+    "cmsc_get_coulomb_method": (_status, [_sim, _uptr]),
     "cmsc_last_error": (ctypes.c_char_p, []),
     "cmsc_version": (ctypes.c_char_p, []),
     "cmsc_abi_version": (ctypes.c_uint32, []),

@@ -2,8 +2,10 @@
 on Blender's main thread into numpy arrays, then run anywhere (a worker thread in the modal
 bake) without touching bpy. Writes the PC2 cache as frames complete.
 
-`step_frame` advances one frame from such inputs; the bake and the live preview both use it, so
-a preview played frame by frame equals the bake."""
+`Setup` is a simulation at its start frame; the bake (`BakeJob` extends it), the live preview and
+the charge fit all create their simulation with `Setup.create_simulation()`. `step_frame`
+advances one frame from per-frame inputs; the bake and the live preview both use it, so a preview
+played frame by frame equals the bake."""
 
 import threading
 import time
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import CmscError, DivergedError
-from .params import SimParams
+from .params import CoulombMethod, SimParams
 from .pc2 import Pc2Writer
 from .simulation import Simulation
 
@@ -20,16 +22,13 @@ from .simulation import Simulation
 DIVERGED_HINT = "Try more substeps, a lower stiffness or charge, or some damping"
 
 
-@dataclass
-class BakeJob:
-    """Inputs of a bake over `frames` frames after the start frame, `substeps` steps each.
-
-    Shapes: n vertices, s springs, p pins, g charge groups, k external charges, F frames.
-    """
+@dataclass(kw_only=True)
+class Setup:
+    """A simulation at its start frame, as arrays (world space, SI units): what the bake, the live
+    preview and the charge fit all start from. Shapes: n vertices, s springs, p pins, g charge
+    groups."""
 
     library: str
-    cache_path: str
-    start_frame: int
     rest_local: np.ndarray  # (n, 3) object-space rest coordinates: the first cache sample
     x0: np.ndarray  # (n, 3) world-space start positions (m)
     masses: np.ndarray  # (n,) kg
@@ -38,16 +37,42 @@ class BakeJob:
     params: SimParams
     pins: np.ndarray  # (p,) vertex indices
     group_weights: np.ndarray  # (g, n)
+    note: str = ""  # a fallback the user should know about (e.g. GPU unavailable → CPU)
+
+    def create_simulation(self):
+        """The simulation at the start frame (pins set); the caller closes it."""
+        sim = Simulation(self.library, self.x0, self.masses, self.springs, self.stiffness, self.params)
+        if len(self.pins):
+            try:
+                sim.set_pins(self.pins)
+            except CmscError:
+                sim.close()
+                raise
+        return sim
+
+
+@dataclass(kw_only=True)
+class BakeJob(Setup):
+    """Inputs of a bake over `frames` frames after the start frame, `substeps` steps each: the
+    `Setup` plus what changes per frame and substep.
+
+    Shapes as in Setup; k external charges, F frames, S substeps.
+    """
+
+    cache_path: str
+    start_frame: int
     world_to_local: np.ndarray  # (F, 4, 4) per frame, to write object-space samples
     pin_world: np.ndarray  # (F + 1, p, 3) pin targets at the start and each frame
     ext_world: np.ndarray  # (F + 1, k, 3) external charge positions
     group_charge: np.ndarray  # (F, S, g) C per unit weight, at each substep
     ext_charge: np.ndarray  # (F, S, k) C
     field: np.ndarray  # (F, S, 3) V/m
-    note: str = ""  # a fallback the user should know about (e.g. GPU unavailable → CPU)
     cancel: threading.Event = field(default_factory=threading.Event)
     frames_done: int = 0  # samples written so far (read by the UI thread for progress)
     error: str = ""  # why the bake stopped early, if it did
+    #: the Coulomb method that runs, read back from the library once the simulation exists
+    #: (None before): what AUTO chose, shown in the panel and the report
+    coulomb_method: CoulombMethod | None = None
     #: wall-clock seconds spent in the simulation ("simulate") and writing the cache ("write")
     timings: dict = field(default_factory=lambda: {"simulate": 0.0, "write": 0.0})
 
@@ -58,14 +83,6 @@ class BakeJob:
     @property
     def substeps(self):
         return self.group_charge.shape[1]
-
-
-def create_simulation(job):
-    """The job's simulation at its start frame (pins set); the caller closes it."""
-    sim = Simulation(job.library, job.x0, job.masses, job.springs, job.stiffness, job.params)
-    if len(job.pins):
-        sim.set_pins(job.pins)
-    return sim
 
 
 def step_frame(sim, group_weights, pins, pin_world, ext_world, group_charge, ext_charge, field):
@@ -103,7 +120,8 @@ def run(job, on_frame=None):
     `on_frame(job)` is called after each written frame (progress lines, progress bars)."""
     clock = time.perf_counter
     t0 = clock()
-    with create_simulation(job) as sim, Pc2Writer(job.cache_path, len(job.x0), start_frame=job.start_frame) as pc2:
+    with job.create_simulation() as sim, Pc2Writer(job.cache_path, len(job.x0), start_frame=job.start_frame) as pc2:
+        job.coulomb_method = sim.coulomb_method
         t1 = clock()
         job.timings["simulate"] += t1 - t0
         pc2.write(job.rest_local)

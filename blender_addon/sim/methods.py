@@ -1,6 +1,9 @@
-"""Which Coulomb method a simulation runs: the user's choice, upgraded to the GPU variant when
-the add-on's GPU preference is on, and brought back to the CPU, with a reason the UI shows,
-when the library reports the GPU method unavailable (CMSC_UNAVAILABLE). Never a silent swap."""
+"""Which Coulomb method the add-on asks the library for: the user's choice, with the add-on's GPU
+preference applied, brought back to the CPU, with a reason the UI shows, when the library
+reports the GPU method unavailable (CMSC_UNAVAILABLE). Never a silent swap.
+
+AUTO is not decided here: the library resolves it (`CMSC_COULOMB_AUTO`, or `AUTO_CPU` when the
+user turned the GPU off), and `Simulation.coulomb_method` reads back what runs (`describe`)."""
 
 import threading
 
@@ -8,9 +11,7 @@ import numpy as np
 
 from .errors import CmscError, UnavailableError
 from .params import CoulombMethod, SimParams
-
-#: `CMSC_COULOMB_AUTO` runs DIRECT below this many vertices and DDEF from it on (include/cmsc.h).
-AUTO_DDEF_FROM = 10_000
+from .simulation import Simulation
 
 #: CPU method → its GPU variant.
 GPU_VARIANT = {CoulombMethod.DIRECT: CoulombMethod.DIRECT_GPU, CoulombMethod.DDEF: CoulombMethod.DDEF_GPU}
@@ -33,8 +34,6 @@ def gpu_problem(library, method):
 
 
 def _probe(library, method):
-    from .simulation import Simulation
-
     x = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]], dtype=float)
     params = SimParams(coulomb=CoulombMethod(method), grid_points=8)
     try:
@@ -46,20 +45,25 @@ def _probe(library, method):
     return None
 
 
-def choose(library, requested, use_gpu, n_vertices, problem=gpu_problem):
-    """The method to run and a note for the user ("" when the request is met as asked).
+def choose(library, requested, use_gpu, problem=gpu_problem):
+    """The method to pass to the library and a note for the user ("" when the request is met as
+    asked).
 
     requested: a CoulombMethod (AUTO, DIRECT, DDEF or DDEF_GPU, as the UI offers); use_gpu: the
-    add-on preference "use the GPU when available", which upgrades DIRECT/DDEF (and AUTO's pick
-    for this vertex count) to their GPU variants. An explicit GPU method is tried whatever the
-    preference. A GPU method the library reports unavailable is replaced by its CPU variant, and
-    the note says so and why. `problem(library, method)` is the probe (injectable for tests).
+    add-on preference "use the GPU when available". AUTO goes to the library as AUTO, which may
+    pick a GPU method, or as AUTO_CPU with the preference off; with the preference on and no
+    usable GPU the note says why AUTO stays on the CPU. The preference upgrades DIRECT and DDEF
+    to their GPU variants; an explicit GPU method is tried whatever the preference. A GPU method
+    the library reports unavailable is replaced by its CPU variant, and the note says so and why.
+    `problem(library, method)` is the probe (injectable for tests).
     """
-    requested = CoulombMethod(requested)
-    method = requested
+    method = CoulombMethod(requested)
+    if method == CoulombMethod.AUTO:
+        if not use_gpu:
+            return CoulombMethod.AUTO_CPU, ""
+        reason = problem(library, CoulombMethod.DIRECT_GPU)
+        return method, "" if reason is None else f"GPU unavailable ({reason}); AUTO chooses a CPU method"
     if use_gpu:
-        if method == CoulombMethod.AUTO:
-            method = CoulombMethod.DDEF if n_vertices >= AUTO_DDEF_FROM else CoulombMethod.DIRECT
         method = GPU_VARIANT.get(method, method)
     if method not in CPU_VARIANT:
         return method, ""
@@ -68,3 +72,12 @@ def choose(library, requested, use_gpu, n_vertices, problem=gpu_problem):
         return method, ""
     cpu = CPU_VARIANT[method]
     return cpu, f"{method.name} unavailable ({reason}); running {cpu.name} on the CPU"
+
+
+def describe(asked, runs):
+    """What the panel and the bake report say about the method that ran: "DDEF (chosen by
+    AUTO)" when AUTO (or AUTO_CPU) was asked, else the method's name."""
+    runs = CoulombMethod(runs)
+    if CoulombMethod(asked) in (CoulombMethod.AUTO, CoulombMethod.AUTO_CPU):
+        return f"{runs.name} (chosen by AUTO)"
+    return runs.name

@@ -16,6 +16,7 @@ class CoulombMethod(enum.IntEnum):
     DDEF_GPU = 3
     DIRECT_GPU = 4
     AUTO = 5
+    AUTO_CPU = 6  # AUTO without the GPU: what the add-on passes for AUTO with "Use GPU" off
 
 
 class Integrator(enum.IntEnum):

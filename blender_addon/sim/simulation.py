@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _native
 from .errors import CmscError, InvalidArgumentError
-from .params import SimParams
+from .params import CoulombMethod, SimParams
 
 
 def _f64(array, shape, name):
@@ -147,6 +147,14 @@ class Simulation:
         self._call("cmsc_coulomb_forces", _ptr(out), self.n_vertices)
         return out
 
+    @property
+    def coulomb_method(self):
+        """The CoulombMethod that runs: what AUTO or AUTO_CPU resolved to for this vertex count and
+        machine, or the method asked for (never AUTO or AUTO_CPU)."""
+        out = ctypes.c_uint32()
+        self._call("cmsc_get_coulomb_method", ctypes.byref(out))
+        return CoulombMethod(out.value)
+
     def energies(self):
         """Dict of kinetic, spring, coulomb, external and total energy (J)."""
         e = _native.CmscEnergies()
@@ -190,7 +198,10 @@ class Simulation:
         w, q, x = self._groups_and_target(group_weights, group_charges, target)
         q = q.copy()
         loss = ctypes.c_double()
-        self._call("cmsc_fit_charges", int(steps), _ptr(w), w.shape[0], _ptr(q), _ptr(x), int(max_iterations), ctypes.byref(loss))
+        self._call(
+            "cmsc_fit_charges", int(steps), _ptr(w), w.shape[0], _ptr(q), _ptr(x), int(max_iterations),
+            ctypes.byref(loss),
+        )
         return q, loss.value
 
     @property

@@ -1,11 +1,22 @@
-"""bpy-facing code: properties, preferences, operators (bake, fit), panels, the live preview handler.
-Registered in dependency order, unregistered in reverse."""
+"""bpy-facing code. Modules, each importing only those listed before it (no cycles):
+
+- `text`: wrapped labels; `bridge`: every read and write of mesh data and F-curves ↔ numpy;
+- `activity`: what runs now (modal bakes, previews and their status, preview suspension), by
+  `Object.session_uid`;
+- `preferences`: add-on preferences, library/GPU/thread status;
+- `inputs`: the scene as simulation inputs (`Setup`, per-frame inputs, `BakeJob`);
+- `cache`: the bake's cache (Mesh Cache modifier or shape keys): exists, finish, free;
+- `preview`: the live preview handler; `bake`: collecting, running (modal or not) and finishing
+  a bake; `fit`: the charge fit;
+- `properties`, `operators` (all of them), `panels`: what Blender registers.
+
+Classes are registered in dependency order, unregistered in reverse."""
 
 import bpy
 
-from . import fit, operators, panels, preferences, preview, properties
+from . import operators, panels, preferences, preview, properties
 
-_modules = (properties, preferences, operators, fit, panels)
+_modules = (properties, preferences, operators, panels)
 
 
 def register():

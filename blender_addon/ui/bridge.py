@@ -1,6 +1,12 @@
-"""The only module that touches mesh and animation data: Blender objects → numpy arrays."""
+"""The only module that reads or writes mesh data (vertex coordinates, triangles, vertex groups,
+shape keys and their keyframes) and F-curves: Blender data ↔ numpy arrays. The other ui modules
+go through these functions; the Mesh Cache modifier (an object's modifier stack, not its mesh) is
+`cache`'s."""
+
+import re
 
 import numpy as np
+from bpy_extras import anim_utils
 
 
 def mesh_arrays(obj):
@@ -13,6 +19,10 @@ def mesh_arrays(obj):
     tris = np.empty(3 * len(me.loop_triangles), dtype=np.int64)
     me.loop_triangles.foreach_get("vertices", tris)
     return co.reshape(n, 3), tris.reshape(-1, 3)
+
+
+def vertex_count(obj):
+    return len(obj.data.vertices)
 
 
 def to_world(matrix, local):
@@ -49,14 +59,17 @@ def fcurves(id_data):
     slot = getattr(ad, "action_slot", None)
     if slot is not None:
         try:
-            from bpy_extras import anim_utils
-
             bag = anim_utils.action_get_channelbag_for_slot(action, slot)
             if bag is not None:
                 return list(bag.fcurves)
-        except (ImportError, AttributeError):
+        except AttributeError:  # before Blender 4.4: no slots, the action's own F-curves
             pass
     return list(getattr(action, "fcurves", []))
+
+
+def keyframe(owner, prop, frame):
+    """Keyframes property `prop` of `owner` (e.g. a charge group's "charge") at `frame`."""
+    owner.keyframe_insert(prop, frame=frame)
 
 
 def animated(id_data, paths, index, default, frame):
@@ -79,8 +92,6 @@ def name_keyed_charge_paths(obj):
     Blender creates when a charge is keyframed) to name-keyed ones
     (`cmsc.charge_groups["Tentacle"].charge`), so that keyframes stay with their group when
     groups are removed or reordered. Returns the number of paths rewritten."""
-    import re
-
     groups = obj.cmsc.charge_groups
     pattern = re.compile(r"^cmsc\.charge_groups\[(\d+)\]\.(.+)$")
     changed = 0
@@ -90,3 +101,98 @@ def name_keyed_charge_paths(obj):
             fc.data_path = f'cmsc.charge_groups["{groups[int(m.group(1))].name}"].{m.group(2)}'
             changed += 1
     return changed
+
+
+# -- shape keys -------------------------------------------------------------------------------
+def shape_keys(obj):
+    """The mesh's shape keys (a Key, for UI search fields), or None (none, or not a mesh)."""
+    return obj.data.shape_keys if obj.type == "MESH" else None
+
+
+def has_shape_key(obj, name):
+    keys = shape_keys(obj)
+    return keys is not None and name in keys.key_blocks
+
+
+def has_shape_keys_named(obj, prefix):
+    """Whether some shape key's name starts with `prefix`."""
+    keys = shape_keys(obj)
+    return keys is not None and any(kb.name.startswith(prefix) for kb in keys.key_blocks)
+
+
+def shape_key_coords(obj, name):
+    """(n, 3) object-space coordinates of shape key `name`, or None if there is none."""
+    keys = shape_keys(obj)
+    kb = keys.key_blocks.get(name) if keys is not None and name else None
+    if kb is None:
+        return None
+    co = np.empty(3 * len(kb.data))
+    kb.data.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def _ensure_basis(obj):
+    if obj.data.shape_keys is None:
+        obj.shape_key_add(name="Basis", from_mix=False)
+
+
+def _remove_lone_basis(obj):
+    keys = obj.data.shape_keys
+    if keys is not None and len(keys.key_blocks) == 1:  # only the basis added with ours is left
+        obj.shape_key_remove(keys.key_blocks[0])
+
+
+def write_shape_key(obj, name, local):
+    """Sets shape key `name` (created, with a basis if needed, and at value 1) to the (n, 3)
+    object-space coordinates `local`, so the mesh's own coordinates stay the rest shape."""
+    _ensure_basis(obj)
+    kb = obj.data.shape_keys.key_blocks.get(name)
+    if kb is None:
+        kb = obj.shape_key_add(name=name, from_mix=False)
+    kb.value = 1.0
+    kb.data.foreach_set("co", local.astype(np.float32).ravel())
+    obj.data.update()
+
+
+def remove_shape_key(obj, name):
+    """Removes shape key `name` if present, and the basis if it is all that is left."""
+    keys = shape_keys(obj)
+    kb = keys.key_blocks.get(name) if keys is not None else None
+    if kb is None:
+        return
+    obj.shape_key_remove(kb)
+    _remove_lone_basis(obj)
+
+
+def add_frame_shape_keys(obj, prefix, start_frame, samples):
+    """One shape key per sample (s, n, 3), named `prefix` + frame from `start_frame` on, keyed
+    0/1/0 around its frame with linear interpolation: only the current frame's is 1."""
+    _ensure_basis(obj)
+    for i, sample in enumerate(samples):
+        frame = start_frame + i
+        kb = obj.shape_key_add(name=f"{prefix}{frame}", from_mix=False)
+        kb.data.foreach_set("co", sample.astype(float).ravel())
+        for f, value in ((frame - 1, 0.0), (frame, 1.0), (frame + 1, 0.0)):
+            kb.value = value
+            kb.keyframe_insert("value", frame=f)
+    for fc in fcurves(obj.data.shape_keys):
+        for point in fc.keyframe_points:
+            point.interpolation = "LINEAR"
+
+
+def remove_frame_shape_keys(obj, prefix):
+    """Removes the shape keys named `prefix`… with their F-curves, and the basis if it is all
+    that is left."""
+    keys = shape_keys(obj)
+    if keys is None:
+        return
+    if keys.animation_data and keys.animation_data.action:
+        action = keys.animation_data.action
+        for fc in [fc for fc in fcurves(keys) if fc.data_path.startswith(f'key_blocks["{prefix}')]:
+            try:
+                action.fcurves.remove(fc)
+            except (AttributeError, RuntimeError):
+                pass
+    for kb in [kb for kb in keys.key_blocks if kb.name.startswith(prefix)]:
+        obj.shape_key_remove(kb)
+    _remove_lone_basis(obj)

@@ -1,13 +1,13 @@
-"""Operators (ids fixed by the add-on contract)."""
-
-import threading
+"""Every operator of the add-on (ids fixed by the add-on contract): bake and free, charge
+groups, the physics toggle and the charge fit. The work is done in `bake`, `cache` and `fit`."""
 
 import bpy
+import numpy as np
+from bpy.props import BoolProperty, IntProperty, StringProperty
 
-from ..sim.bake_job import run
 from ..sim.errors import CmscError
+from . import activity, bridge, cache, fit, preferences
 from . import bake as baking
-from . import bridge, preferences
 
 
 def _mesh_with_cmsc(context):
@@ -17,54 +17,6 @@ def _mesh_with_cmsc(context):
 
 def _library_ok():
     return preferences.library_problem() is None
-
-
-#: Bakes running in the UI, by object name: the panel draws their progress.
-RUNNING = baking.RUNNING
-
-
-class ModalBake:
-    """The modal bake apart from Blender's event loop: constructing it gathers the inputs on
-    the main thread and starts a worker thread that sees only numpy arrays; `update(event_type)` is what
-    each event does (Esc asks the worker to stop after its current frame) and says whether the
-    worker is done; `finish(report)` writes the result back to Blender on the main thread."""
-
-    def __init__(self, context, obj):
-        self.obj = obj
-        self.job = baking.collect(context, obj)
-        self.failure = None
-        self.thread = threading.Thread(target=self._work, name="cmsc bake", daemon=True)
-        RUNNING[obj.name] = self.job
-        self.thread.start()
-
-    def _work(self):
-        try:
-            run(self.job)
-        except Exception as e:  # noqa: BLE001 - reported on the main thread
-            self.failure = e
-
-    def update(self, event_type):
-        """Handles one event; True once the worker has finished."""
-        if event_type == "ESC":
-            self.job.cancel.set()
-        return not self.thread.is_alive()
-
-    def finish(self, report):
-        """Adds the cache to the object and reports; returns the operator's result."""
-        self.thread.join()
-        RUNNING.pop(self.obj.name, None)
-        baking.finish(self.obj, self.job)
-        if self.job.note:
-            report({"WARNING"}, f"cmsc: {self.job.note}")
-        if self.failure is not None:
-            report({"ERROR"}, f"cmsc: bake failed: {self.failure}")
-            return {"CANCELLED"}
-        if self.job.error:
-            level = "WARNING" if self.job.error.startswith("cancelled") else "ERROR"
-            report({level}, f"cmsc: {self.job.error}; kept {self.job.frames_done} baked frames")
-            return {"CANCELLED"}
-        report({"INFO"}, f"cmsc: baked {self.job.frames_done} frames")
-        return {"FINISHED"}
 
 
 class CMSC_OT_bake(bpy.types.Operator):
@@ -77,7 +29,7 @@ class CMSC_OT_bake(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         obj = context.active_object
-        return _mesh_with_cmsc(context) and obj.cmsc.enabled and obj.name not in RUNNING and _library_ok()
+        return _mesh_with_cmsc(context) and obj.cmsc.enabled and not activity.is_baking(obj) and _library_ok()
 
     def invoke(self, context, event):
         """Modal with a progress bar and Esc; in background mode (no event loop to drive a
@@ -85,7 +37,7 @@ class CMSC_OT_bake(bpy.types.Operator):
         if bpy.app.background or context.window is None:
             return self.execute(context)
         try:
-            self._run = ModalBake(context, context.active_object)
+            self._run = baking.ModalBake(context, context.active_object)
         except CmscError as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
@@ -104,11 +56,12 @@ class CMSC_OT_bake(bpy.types.Operator):
     def execute(self, context):
         obj = context.active_object
         try:
-            frames = baking.bake(context, obj, self.report)
+            job = baking.bake(context, obj, self.report)
         except CmscError as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"cmsc: baked {frames} frames to {baking.cache_path(obj)}")
+        path = cache.cache_path(obj)
+        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {path} ({baking.method_line(job)})")
         return {"FINISHED"}
 
 
@@ -124,7 +77,7 @@ class CMSC_OT_free_bake(bpy.types.Operator):
         return _mesh_with_cmsc(context)
 
     def execute(self, context):
-        baking.free_bake(context.active_object)
+        cache.free_bake(context.active_object)
         return {"FINISHED"}
 
 
@@ -145,7 +98,10 @@ class CMSC_OT_charge_group_add(bpy.types.Operator):
         vg = context.active_object.vertex_groups.active
         base = vg.name if vg else "Charge"
         names = {g.name for g in s.charge_groups}
-        item.name = base if base not in names else next(f"{base}.{i:03d}" for i in range(1, 10_000) if f"{base}.{i:03d}" not in names)
+        item.name = (
+            base if base not in names
+            else next(f"{base}.{i:03d}" for i in range(1, 10_000) if f"{base}.{i:03d}" not in names)
+        )
         item.vertex_group = vg.name if vg else ""
         s.charge_group_index = len(s.charge_groups) - 1
         return {"FINISHED"}
@@ -188,4 +144,72 @@ class CMSC_OT_physics_toggle(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (CMSC_OT_physics_toggle, CMSC_OT_bake, CMSC_OT_free_bake, CMSC_OT_charge_group_add, CMSC_OT_charge_group_remove)
+class CMSC_OT_fit_charges(bpy.types.Operator):
+    """Solve for the charges of the ticked charge groups (all if none is ticked) that make the mesh reach a shape key
+    at a frame"""
+
+    bl_idname = "cmsc.fit_charges"
+    bl_label = "Fit Charges"
+    bl_options = {"REGISTER", "UNDO"}
+
+    shape_key: StringProperty(name="Target Shape Key", description="The shape the mesh should reach")
+    frame: IntProperty(name="Frame", description="The frame at which the mesh should have that shape", default=2)
+    max_iterations: IntProperty(
+        name="Iterations", description="Optimizer iterations (each runs the simulation forward and back)", default=50,
+        min=1, max=10_000,
+    )
+    keyframe: BoolProperty(name="Keyframe", description="Keyframe the fitted charges at the start frame", default=False)
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return (
+            _mesh_with_cmsc(context) and obj.cmsc.enabled and len(obj.cmsc.charge_groups) > 0
+            and not activity.is_baking(obj) and _library_ok()
+        )
+
+    def invoke(self, context, event):
+        obj = context.active_object
+        keys = bridge.shape_keys(obj)
+        if not self.shape_key and keys is not None and len(keys.key_blocks) > 1:
+            self.shape_key = keys.key_blocks[-1].name
+        if self.frame <= obj.cmsc.frame_start:
+            self.frame = max(context.scene.frame_current, obj.cmsc.frame_start + 1)
+        return context.window_manager.invoke_props_dialog(self)
+
+    def draw(self, context):
+        obj = context.active_object
+        layout = self.layout
+        keys = bridge.shape_keys(obj)
+        if keys is not None:
+            layout.prop_search(self, "shape_key", keys, "key_blocks")
+        else:
+            layout.label(text="The mesh has no shape keys to fit to", icon="ERROR")
+        layout.prop(self, "frame")
+        layout.prop(self, "max_iterations")
+        layout.prop(self, "keyframe")
+
+    def execute(self, context):
+        obj = context.active_object
+        try:
+            names, charges, loss, initial, keyed = fit.fit(
+                context, obj, self.shape_key, self.frame, self.max_iterations, self.keyframe
+            )
+        except (ValueError, CmscError) as e:
+            self.report({"ERROR"}, f"cmsc: fit failed: {e}")
+            return {"CANCELLED"}
+        fitted = ", ".join(f"{n} {c:.4g} µC" for n, c in zip(names, charges))
+        rms = f"RMS distance {np.sqrt(2 * initial):.3g} m → {np.sqrt(2 * loss):.3g} m"
+        note = f"; keyframed at frame {obj.cmsc.frame_start}" if keyed else ""
+        self.report({"INFO"}, f"cmsc: fitted {fitted} ({rms}){note}")
+        return {"FINISHED"}
+
+
+CLASSES = (
+    CMSC_OT_physics_toggle,
+    CMSC_OT_bake,
+    CMSC_OT_free_bake,
+    CMSC_OT_charge_group_add,
+    CMSC_OT_charge_group_remove,
+    CMSC_OT_fit_charges,
+)

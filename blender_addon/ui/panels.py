@@ -3,9 +3,9 @@ physics for" buttons."""
 
 import bpy
 
-from . import bake, preferences, preview
+from ..sim import methods
+from . import activity, cache, inputs, preferences, preview
 from .text import wrapped_label
-from .operators import RUNNING
 
 
 def library_problem():
@@ -21,17 +21,30 @@ class CMSC_UL_charge_groups(bpy.types.UIList):
         row.prop(item, "fit", text="", icon="CHECKBOX_HLT" if item.fit else "CHECKBOX_DEHLT", emboss=False)
 
 
-def _coulomb_note(context, s):
+def _coulomb_note(s):
     """Why the Coulomb method that runs differs from the one asked for (GPU fallback), or ""."""
-    from ..sim import _native, methods
-    from ..sim.params import CoulombMethod
-
     wants_gpu = s.coulomb_method == "DDEF_GPU" or preferences.use_gpu()
     if not wants_gpu:
         return ""
-    n = len(context.object.data.vertices)
-    _, note = methods.choose(_native.addon_library_path(), CoulombMethod[s.coulomb_method], preferences.use_gpu(), n)
+    _, note = inputs.coulomb(s)
     return note
+
+
+def coulomb_line(obj):
+    """What the panel says of the Coulomb method: the one that ran, as the library reported it
+    (a running bake, the bake there is, a running preview), or, with AUTO before anything ran,
+    that the library chooses when the simulation starts. "" for an explicit method not run yet."""
+    job = activity.bake_job(obj)
+    if job is not None and job.coulomb_method is not None:
+        return f"Coulomb: {methods.describe(job.params.coulomb, job.coulomb_method)}"
+    if cache.has_bake(obj) and obj.cmsc.baked_coulomb_method:
+        return f"Coulomb: {obj.cmsc.baked_coulomb_method}"
+    ran = preview.coulomb_method(obj)
+    if ran is not None:
+        return f"Coulomb: {ran}"
+    if obj.cmsc.coulomb_method == "AUTO":
+        return "AUTO chooses the Coulomb method from the vertex count when the bake or preview starts"
+    return ""
 
 
 class CMSC_PT_main(bpy.types.Panel):
@@ -57,8 +70,8 @@ class CMSC_PT_main(bpy.types.Panel):
             wrapped_label(layout, problem)
             return
         layout.active = s.enabled
-        baked = bake.has_bake(obj)
-        job = RUNNING.get(obj.name)
+        baked = cache.has_bake(obj)
+        job = activity.bake_job(obj)
         col = layout.column()
         # like Cloth: settings are greyed out while a bake exists; a change marks it outdated
         col.active = not baked and job is None
@@ -69,7 +82,10 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "substeps")
         col.prop(s, "iterations")
         col.prop(s, "coulomb_method")
-        note = _coulomb_note(context, s)
+        line = coulomb_line(obj)
+        if line:
+            wrapped_label(col, line, icon="INFO")
+        note = _coulomb_note(s)
         if note:
             wrapped_label(col, note, icon="ERROR")
         if s.coulomb_method.startswith("DDEF"):
@@ -94,7 +110,8 @@ class CMSC_PT_main(bpy.types.Panel):
         box.prop(s, "cache_path")
         if job is not None:
             done = job.frames_done / max(1, job.frames + 1)
-            box.progress(factor=done, type="BAR", text=f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)")
+            text = f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)"
+            box.progress(factor=done, type="BAR", text=text)
         elif baked and s.cache_outdated:
             box.label(text="Cache is outdated: a setting changed since the bake", icon="ERROR")
         elif baked:

@@ -45,7 +45,8 @@ def library_status():
         lib = _native.load(path)
     except LibraryError as e:
         return False, str(e)
-    return True, f"libcmsc {lib.cmsc_version().decode()}, C ABI {lib.cmsc_abi_version()} (add-on needs {_native.ABI_VERSION})"
+    version, abi = lib.cmsc_version().decode(), lib.cmsc_abi_version()
+    return True, f"libcmsc {version}, C ABI {abi} (add-on needs {_native.ABI_VERSION})"
 
 
 def library_problem():

@@ -1,7 +1,9 @@
 """Live preview: while the timeline plays forward from an object's start frame, a
 frame_change_post handler advances its simulation one frame (one frame of substeps, with the
-bake's inputs: `bake.setup`, `bake.world_state`, `bake.substep_inputs`, `step_frame`) and writes
-the positions into a shape key, so the mesh's own coordinates stay the rest shape.
+bake's inputs: `inputs.setup`, `inputs.world_state`, `inputs.substep_inputs`, `step_frame`) and
+writes the positions into a shape key (`bridge.write_shape_key`), so the mesh's own coordinates
+stay the rest shape. Running previews and their status lines are kept in `activity`, by
+`session_uid`.
 
 - Substeps: `preview_substeps` per frame (default 1, so playback stays interactive on large
   meshes), or with 0 the bake's `substeps`, and then the preview equals the bake.
@@ -9,23 +11,23 @@ the positions into a shape key, so the mesh's own coordinates stay the rest shap
 - Reset: at or before the start frame, on a jump back, and when a setting changes; the shape key
   is removed and the next pass through the start frame starts over.
 - Never when a bake exists or is running (the bake plays), in Edit Mode, while a bake or a
-  fit gathers its inputs (`suspended()`), or during a render job started from the interface.
+  fit gathers its inputs (`activity.previews_suspended()`), or during a render job started from
+  the interface.
 - A forward jump of a few frames (playback dropping frames) is simulated with the object and
   external charge positions interpolated, and flagged approximate; a longer jump pauses.
 - Nothing raises into Blender: problems become the panel's status line (`status(obj)`).
 """
 
-import contextlib
 import time
 
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+from ..sim import methods
 from ..sim.bake_job import DIVERGED_HINT, step_frame, to_local
 from ..sim.errors import CmscError, DivergedError
-from ..sim.simulation import Simulation
-from . import bake
+from . import activity, bridge, cache, inputs
 
 #: The shape key holding the preview positions (not "cmsc …": that prefix is the shape-key bake's).
 KEY_NAME = "Preview (cmsc)"
@@ -33,29 +35,22 @@ KEY_NAME = "Preview (cmsc)"
 #: dropped-frame catch-up stays below a few frames' cost.
 MAX_CATCH_UP = 8
 
-_states = {}  # Object.session_uid → _State
-_status = {}  # Object.session_uid → (icon, text)
-_suspend = [0]
-
 
 class _State:
     """A running preview: the simulation and where it is."""
 
     def __init__(self, scene, obj):
         self.substeps = substeps(obj.cmsc)
-        self.setup = bake.setup(scene, obj, self.substeps)
+        self.setup = inputs.setup(scene, obj, self.substeps)
         st = self.setup
-        self.sim = Simulation(st.library, st.x0, st.masses, st.springs, st.stiffness, st.params)
-        if len(st.pins):
-            try:
-                self.sim.set_pins(st.pins)
-            except CmscError:
-                self.sim.close()
-                raise
+        self.sim = st.create_simulation()
+        #: the Coulomb method that runs (what AUTO chose), shown in the panel
+        self.coulomb_method = self.sim.coulomb_method
         self.frame = scene.frame_current
-        self.externals = [o.name for o in bake.external_charges(scene)]
-        self.pin, self.ext = bake.world_state(obj, st.co, st.pins, bake.external_charges(scene))
-        self.n_vertices = len(obj.data.vertices)
+        externals = inputs.external_charges(scene)
+        self.externals = [o.session_uid for o in externals]
+        self.pin, self.ext = inputs.world_state(obj, st.rest_local, st.pins, externals)
+        self.n_vertices = bridge.vertex_count(obj)
         self.approximate = False
         #: seconds spent reading Blender data, in the library, and writing the shape key
         self.timings = {"read": 0.0, "simulate": 0.0, "write": 0.0}
@@ -72,70 +67,47 @@ def substeps(s):
 def diverged_hint(s):
     """What a diverged preview of object settings `s` suggests."""
     if substeps(s) < s.substeps:
-        return f"The preview runs {substeps(s)} substeps per frame: raise Preview Substeps (0 = the bake's {s.substeps})"
+        return (
+            f"The preview runs {substeps(s)} substeps per frame: raise Preview Substeps (0 = the bake's {s.substeps})"
+        )
     return DIVERGED_HINT
 
 
 def status(obj):
     """(icon, text) of `obj`'s preview for the panel, or None."""
-    return _status.get(obj.session_uid)
+    return activity.status(obj)
 
 
 def is_running(obj):
-    return obj.session_uid in _states
+    return activity.preview(obj) is not None
 
 
 def timings(obj):
     """Seconds the running preview of `obj` spent reading Blender data, simulating and writing
     the shape key (a copy), or None."""
-    state = _states.get(obj.session_uid)
+    state = activity.preview(obj)
     return dict(state.timings) if state is not None else None
 
 
-@contextlib.contextmanager
-def suspended():
-    """No preview while this is active (a bake stepping through frames)."""
-    _suspend[0] += 1
-    try:
-        yield
-    finally:
-        _suspend[0] -= 1
+def coulomb_method(obj):
+    """What the panel says of the Coulomb method of `obj`'s running preview ("DDEF (chosen by
+    AUTO)"), or None."""
+    state = activity.preview(obj)
+    return methods.describe(state.setup.params.coulomb, state.coulomb_method) if state is not None else None
 
 
 def _drop(obj):
-    state = _states.pop(obj.session_uid, None)
+    state = activity.preview_ended(obj)
     if state is not None:
         state.close()
-
-
-def _remove_key(obj):
-    keys = obj.data.shape_keys
-    kb = keys.key_blocks.get(KEY_NAME) if keys is not None else None
-    if kb is None:
-        return
-    obj.shape_key_remove(kb)
-    keys = obj.data.shape_keys
-    if keys is not None and len(keys.key_blocks) == 1:  # only the basis added with the preview is left
-        obj.shape_key_remove(keys.key_blocks[0])
-
-
-def _write(obj, local):
-    if obj.data.shape_keys is None:
-        obj.shape_key_add(name="Basis", from_mix=False)
-    kb = obj.data.shape_keys.key_blocks.get(KEY_NAME)
-    if kb is None:
-        kb = obj.shape_key_add(name=KEY_NAME, from_mix=False)
-    kb.value = 1.0
-    kb.data.foreach_set("co", local.astype(np.float32).ravel())
-    obj.data.update()
 
 
 def clear(obj):
     """Stops `obj`'s preview and removes its shape key and status."""
     _drop(obj)
-    _status.pop(obj.session_uid, None)
+    activity.clear_status(obj)
     if obj.type == "MESH":
-        _remove_key(obj)
+        bridge.remove_shape_key(obj, KEY_NAME)
 
 
 def reset(obj):
@@ -143,54 +115,57 @@ def reset(obj):
     running = is_running(obj)
     clear(obj)
     if running:
-        _status[obj.session_uid] = ("INFO", f"Settings changed: the preview restarts at frame {obj.cmsc.frame_start}")
+        activity.set_status(obj, "INFO", f"Settings changed: the preview restarts at frame {obj.cmsc.frame_start}")
     _schedule_prepare()
 
 
 def _stop(obj, icon, text):
     _drop(obj)
-    _status[obj.session_uid] = (icon, text)
+    activity.set_status(obj, icon, text)
 
 
 def _update(scene, obj):
-    s, key = obj.cmsc, obj.session_uid
+    s = obj.cmsc
     frame = scene.frame_current
-    if obj.name in bake.RUNNING:
+    if activity.is_baking(obj):
         return
-    if bake.has_bake(obj):
-        if is_running(obj) or obj.data.shape_keys is not None:
+    if cache.has_bake(obj):
+        if is_running(obj) or bridge.shape_keys(obj) is not None:
             clear(obj)
         return
     if obj.mode == "EDIT":
         _stop(obj, "INFO", "Preview paused in Edit Mode")
         return
-    state = _states.get(key)
+    state = activity.preview(obj)
     if state is not None and (
-        len(obj.data.vertices) != state.n_vertices or [o.name for o in bake.external_charges(scene)] != state.externals
+        bridge.vertex_count(obj) != state.n_vertices
+        or [o.session_uid for o in inputs.external_charges(scene)] != state.externals
     ):
         reset(obj)
         state = None
     if frame <= s.frame_start:
         clear(obj)
         if frame == s.frame_start:
-            _states[key] = _State(scene, obj)
-            if _states[key].setup.note:
-                _status[key] = ("ERROR", _states[key].setup.note)
+            state = _State(scene, obj)
+            activity.preview_started(obj, state)
+            if state.setup.note:
+                activity.set_status(obj, "ERROR", state.setup.note)
         return
     if state is None:
-        if key not in _status:
-            _status[key] = ("INFO", f"Preview: play from frame {s.frame_start} to simulate")
+        if activity.status(obj) is None:
+            activity.set_status(obj, "INFO", f"Preview: play from frame {s.frame_start} to simulate")
         return
     target = min(frame, s.frame_end)
     if target < state.frame:
         clear(obj)
-        _status[key] = ("INFO", f"Preview reset (jumped back to {frame}): play from frame {s.frame_start}")
+        activity.set_status(obj, "INFO", f"Preview reset (jumped back to {frame}): play from frame {s.frame_start}")
         return
     gap = target - state.frame
     if gap == 0:
         return
     if gap > MAX_CATCH_UP:
-        _status[key] = (
+        activity.set_status(
+            obj,
             "INFO",
             f"Preview paused at frame {state.frame}: {gap} frames ahead; play from frame {s.frame_start} or bake",
         )
@@ -199,21 +174,21 @@ def _update(scene, obj):
 
 
 def _advance(scene, obj, state, target, gap):
-    st, s, key = state.setup, obj.cmsc, obj.session_uid
+    st, s = state.setup, obj.cmsc
     clock, t = time.perf_counter, state.timings
     t0 = clock()
-    externals = bake.external_charges(scene)
-    pin1, ext1 = bake.world_state(obj, st.co, st.pins, externals)
+    externals = inputs.external_charges(scene)
+    pin1, ext1 = inputs.world_state(obj, st.rest_local, st.pins, externals)
     f = state.frame
     try:
         for f in range(state.frame + 1, target + 1):
             a, b = (f - 1 - state.frame) / gap, (f - state.frame) / gap
             pin = np.stack([(1 - a) * state.pin + a * pin1, (1 - b) * state.pin + b * pin1])
             ext = np.stack([(1 - a) * state.ext + a * ext1, (1 - b) * state.ext + b * ext1])
-            inputs = bake.substep_inputs(scene, obj, externals, f, state.substeps)
+            charges_and_field = inputs.substep_inputs(scene, obj, externals, f, state.substeps)
             t1 = clock()
             t["read"] += t1 - t0
-            step_frame(state.sim, st.group_weights, st.pins, pin, ext, *inputs)
+            step_frame(state.sim, st.group_weights, st.pins, pin, ext, *charges_and_field)
             t0 = clock()
             t["simulate"] += t0 - t1
         local = to_local(state.sim.positions, np.linalg.inv(np.array(obj.matrix_world)))
@@ -227,22 +202,22 @@ def _advance(scene, obj, state, target, gap):
         _stop(obj, "ERROR", f"Preview diverged at frame {target}: vertices left the float32 range. {diverged_hint(s)}")
         return
     t0 = clock()
-    _write(obj, local)
+    bridge.write_shape_key(obj, KEY_NAME, local)
     t["write"] += clock() - t0
     state.frame, state.pin, state.ext = target, pin1, ext1
     if gap > 1:
         state.approximate = True
     if state.approximate:
-        _status[key] = ("INFO", "Preview skipped frames (positions interpolated): bake for the exact motion")
-    elif _status.get(key, ("",))[0] == "INFO":
-        _status.pop(key, None)
+        activity.set_status(obj, "INFO", "Preview skipped frames (positions interpolated): bake for the exact motion")
+    elif (activity.status(obj) or ("",))[0] == "INFO":
+        activity.clear_status(obj)
 
 
 @persistent
 def on_frame_change(scene, depsgraph=None):
     """frame_change_post: advance or reset every previewed object of `scene`. Not while the
     interface renders (a render job reads the data this would write; bake for renders)."""
-    if _suspend[0] or bpy.app.is_job_running("RENDER"):
+    if activity.previews_are_suspended() or bpy.app.is_job_running("RENDER"):
         return
     for obj in scene.objects:
         if obj.type != "MESH" or not (obj.cmsc.enabled and obj.cmsc.preview):
@@ -262,13 +237,13 @@ def _prepare():
     frame played is simulated (the handler only sees frame changes)."""
     try:
         scene = bpy.context.scene
-        if scene is None or _suspend[0]:
+        if scene is None or activity.previews_are_suspended():
             return None
         for obj in scene.objects:
             s = obj.cmsc if obj.type == "MESH" else None
             if s is None or not (s.enabled and s.preview) or scene.frame_current != s.frame_start:
                 continue
-            if not is_running(obj) and not bake.has_bake(obj) and obj.name not in bake.RUNNING and obj.mode != "EDIT":
+            if not is_running(obj) and not cache.has_bake(obj) and not activity.is_baking(obj) and obj.mode != "EDIT":
                 _update(scene, obj)
     except Exception as e:  # noqa: BLE001 - a timer must never raise into Blender
         print(f"cmsc: preview preparation failed: {type(e).__name__}: {e}", flush=True)
@@ -280,13 +255,15 @@ def _schedule_prepare():
         bpy.app.timers.register(_prepare, first_interval=0.2)
 
 
+def _end_all():
+    for state in activity.end_all_previews():
+        state.close()
+
+
 @persistent
 def on_load(*args):
     """load_post: previews of the previous file end; this file's start at their start frame."""
-    for state in _states.values():
-        state.close()
-    _states.clear()
-    _status.clear()
+    _end_all()
     _schedule_prepare()
 
 
@@ -302,15 +279,12 @@ def unregister():
             handlers.remove(fn)
     if bpy.app.timers.is_registered(_prepare):
         bpy.app.timers.unregister(_prepare)
-    for state in _states.values():
-        state.close()
-    _states.clear()
-    _status.clear()
+    _end_all()
     # the preview shape keys would outlive the add-on and leave the meshes deformed
     try:
         objects = list(bpy.data.objects)
     except AttributeError:  # data is not accessible while Blender quits
         return
     for obj in objects:
-        if obj.type == "MESH" and obj.data.shape_keys is not None and KEY_NAME in obj.data.shape_keys.key_blocks:
-            _remove_key(obj)
+        if bridge.has_shape_key(obj, KEY_NAME):
+            bridge.remove_shape_key(obj, KEY_NAME)

@@ -15,15 +15,15 @@ from bpy.props import (
     StringProperty,
 )
 
+from . import cache, preview
+
 
 def settings_changed(obj):
     """A setting of `obj`'s simulation changed: its bake (if any) no longer matches, and its
     preview restarts."""
-    from . import bake, preview
-
     if obj is None or obj.type != "MESH":
         return
-    if bake.has_bake(obj) and not obj.cmsc.cache_outdated:
+    if cache.has_bake(obj) and not obj.cmsc.cache_outdated:
         obj.cmsc.cache_outdated = True
     preview.reset(obj)
 
@@ -46,22 +46,16 @@ def _external_setting(self, context):
 
 
 def _enabled_changed(self, context):
-    from . import preview
-
     if not self.enabled:
         preview.clear(self.id_data)
 
 
 def _preview_setting(self, context):
     # only the preview depends on it: a bake stays current
-    from . import preview
-
     preview.reset(self.id_data)
 
 
 def _preview_changed(self, context):
-    from . import preview
-
     if not self.preview:
         preview.clear(self.id_data)
 
@@ -110,9 +104,21 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     coulomb_method: EnumProperty(
         name="Coulomb",
         items=[
-            ("AUTO", "Auto", "Exact below 10,000 vertices, DDEF above"),
-            ("DIRECT", "Direct", "Exact all-pairs sum"),
-            ("DDEF", "DDEF", "The paper's fast approximation (error about 1 %)"),
+            (
+                "AUTO",
+                "Auto",
+                "The library chooses from the vertex count when the simulation starts: Direct below 10,000 "
+                "vertices, DDEF from there on; with Use GPU (add-on preferences) and a usable CUDA GPU, "
+                "Direct on the GPU from 5,000 vertices and DDEF on the GPU from 200,000. The panel shows "
+                "the method that ran",
+            ),
+            ("DIRECT", "Direct", "Exact all-pairs sum (on the GPU with Use GPU in the add-on preferences)"),
+            (
+                "DDEF",
+                "DDEF",
+                "The paper's fast approximation (error about 1 %; its far field on the GPU with Use GPU in "
+                "the add-on preferences)",
+            ),
             ("DDEF_GPU", "DDEF (GPU)", "DDEF with the far field on a CUDA GPU"),
         ],
         default="AUTO",
@@ -137,7 +143,10 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     frame_end: IntProperty(name="End", default=250, update=_object_setting)
     cache_format: EnumProperty(
         name="Cache",
-        items=[("PC2", "PC2", "Point cache file read by a Mesh Cache modifier"), ("SHAPE_KEYS", "Shape Keys", "One shape key per frame")],
+        items=[
+            ("PC2", "PC2", "Point cache file read by a Mesh Cache modifier"),
+            ("SHAPE_KEYS", "Shape Keys", "One shape key per frame"),
+        ],
         default="PC2",
     )
     cache_path: StringProperty(name="Cache Path", subtype="FILE_PATH", default="//cmsc_cache.pc2")
@@ -147,6 +156,11 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         name="Cache Outdated",
         description="A simulation setting changed after the bake: bake again to see it",
         default=False,
+    )
+    baked_coulomb_method: StringProperty(
+        name="Baked Coulomb Method",
+        description="The Coulomb method the bake ran, as the library reported it (empty without a bake)",
+        default="",
     )
     preview: BoolProperty(
         name="Live Preview",
@@ -188,7 +202,9 @@ class CMSC_SceneSettings(bpy.types.PropertyGroup):
         name="Field", description="Uniform electric field (V/m); animatable", subtype="XYZ", size=3,
         update=_scene_setting,
     )
-    use_gravity: BoolProperty(name="Gravity", description="Use the scene's gravity", default=True, update=_scene_setting)
+    use_gravity: BoolProperty(
+        name="Gravity", description="Use the scene's gravity", default=True, update=_scene_setting
+    )
 
 
 CLASSES = (CMSC_ChargeGroup, CMSC_ObjectSettings, CMSC_ChargeSettings, CMSC_SceneSettings)

@@ -50,7 +50,9 @@ def parse():
     p.add_argument("--frames", default="250", help="frames after the start frame: one count, or one per size")
     p.add_argument("--zip", default=os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x86_64.zip"))
     p.add_argument("--out", default=os.path.join(ROOT, "out", "bench", "bake.md"))
-    p.add_argument("--methods", default="AUTO", help="comma-separated Coulomb methods of the add-on (AUTO, DIRECT, DDEF)")
+    p.add_argument(
+        "--methods", default="AUTO", help="comma-separated Coulomb methods of the add-on (AUTO, DIRECT, DDEF)"
+    )
     p.add_argument("--direct-max", type=int, default=20_000,
                    help="time DIRECT (the exact O(n²) sum) only up to this many vertices")
     p.add_argument("--threads", type=int, default=0, help="the add-on's thread preference (0 = all cores)")
@@ -114,6 +116,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     import bpy
 
     bake = sys.modules[module.__name__ + ".ui.bake"]
+    cache = sys.modules[module.__name__ + ".ui.cache"]
     run = sys.modules[module.__name__ + ".sim.bake_job"].run
     obj = grid("cmsc", n)
     s = obj.cmsc
@@ -136,14 +139,14 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     t1 = clock()
     run(job)
     t2 = clock()
-    bake.finish(obj, job)
+    cache.finish(obj, job)
     t3 = clock()
     if job.error:
         print(f"cmsc bake of {n} vertices stopped: {job.error}", flush=True)
     row = {
         "n": len(obj.data.vertices),
         "frames": frames,
-        "coulomb": coulomb_label(module, job.params.coulomb, len(obj.data.vertices)),
+        "coulomb": coulomb_label(module, job),
         "collect": t1 - t0,
         "simulate": job.timings["simulate"],
         "write": job.timings["write"],
@@ -158,7 +161,7 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     # live preview: 10 frames of playback without a bake, at the default one substep per frame
     # ("preview") and at the bake's substeps ("preview_full")
     preview = sys.modules[module.__name__ + ".ui.preview"]
-    bake.free_bake(obj)
+    cache.free_bake(obj)
     for key, substeps in (("preview", 1), ("preview_full", 0)):
         s.preview_substeps = substeps
         scene.frame_set(1)
@@ -177,12 +180,25 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     return row
 
 
-def coulomb_label(module, method, n):
-    """The method that runs: AUTO's pick for n vertices spelled out."""
+def coulomb_label(module, job):
+    """The method that ran, as the library reported it: e.g. "DDEF (chosen by AUTO)"."""
     methods = sys.modules[module.__name__ + ".sim.methods"]
-    if method.name != "AUTO":
-        return method.name
-    return "AUTO → " + ("DDEF" if n >= methods.AUTO_DDEF_FROM else "DIRECT")
+    return methods.describe(job.params.coulomb, job.coulomb_method)
+
+
+def method_that_runs(module, method, n, use_gpu):
+    """The CoulombMethod the library runs for the add-on's `method` on n vertices: asked as the
+    add-on asks (its GPU preference applied), read back from a simulation of n points."""
+    import numpy as np
+
+    pkg = module.__name__ + ".sim"
+    native, methods, sim = (sys.modules[f"{pkg}.{m}"] for m in ("_native", "methods", "simulation"))
+    lib = native.addon_library_path()
+    asked, _ = methods.choose(lib, methods.CoulombMethod[method], use_gpu)
+    x = np.random.default_rng(0).uniform(-1, 1, size=(n, 3))
+    params = sys.modules[pkg + ".params"].SimParams(coulomb=asked)
+    with sim.Simulation(lib, x, np.full(n, 1e-3), np.zeros((0, 2)), np.zeros(0), params) as s:
+        return s.coulomb_method
 
 
 def bench_cloth(scene, n, frames):
@@ -233,20 +249,20 @@ def main():
         bpy.data.objects.remove(o)
     scene.render.fps = 24
     scene.cmsc.use_gravity = True
-    lib = sys.modules[module.__name__ + ".sim._native"].load(sys.modules[module.__name__ + ".sim._native"].addon_library_path())
+    native = sys.modules[module.__name__ + ".sim._native"]
+    lib = native.load(native.addon_library_path())
     load_before = os.getloadavg()
     rows = []
     with tempfile.TemporaryDirectory() as cache_dir:
         for n, f in zip(verts, frames):
             seen = set()
             for i, method in enumerate(args.methods.split(",")):
-                cm = sys.modules[module.__name__ + ".sim.params"].CoulombMethod
-                label = coulomb_label(module, cm[method], round(n ** 0.5) ** 2)
-                if label.split()[-1] in seen:  # e.g. AUTO is DDEF at this size: timed once
+                runs = method_that_runs(module, method, round(n ** 0.5) ** 2, prefs.use_gpu).name
+                if runs in seen:  # e.g. AUTO runs DDEF at this size: timed once
                     continue
-                if label.split()[-1] == "DIRECT" and n > args.direct_max:
+                if runs == "DIRECT" and n > args.direct_max:
                     continue
-                seen.add(label.split()[-1])
+                seen.add(runs)
                 print(f"cmsc: {n} vertices, {f} frames, {method} ...", flush=True)
                 row = bench_cmsc(module, scene, n, f, cache_dir, method)
                 print(f"  cmsc {row['total']:.1f} s (simulate {row['simulate']:.1f} s)", flush=True)
@@ -266,7 +282,8 @@ def main():
         f"{threads} library threads",
         f"- Mesh: square grid 2 m wide, top row pinned, gravity; cmsc: {TOTAL_MASS:g} kg in all, springs 100 / 10 N/m, "
         f"every vertex charged, {TOTAL_CHARGE:g} µC in all, 5 substeps × 10 "
-        "local/global iterations per frame, Coulomb as listed (AUTO: DIRECT below 10,000 vertices, DDEF from 10,000; DDEF with its adaptive grid, the add-on's default); "
+        "local/global iterations per frame, Coulomb as listed (the method that ran, read back from the library; "
+        "DDEF with its adaptive grid, the add-on's default); "
         "Cloth at its default quality (5 steps per frame), collision and self-collision off",
         "- Blender I/O = collect (mesh, frame_set through the range) + PC2 writes + Mesh Cache modifier",
         "",

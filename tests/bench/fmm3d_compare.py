@@ -294,8 +294,8 @@ def run_child(args):
     for var in THREAD_VARS:
         if os.environ.get(var) != threads:
             raise RuntimeError(f"{var} must be {threads} in the child (got {os.environ.get(var)!r})")
-    import numpy as np  # noqa: E402  (after the thread environment is set)
     import fmm3dpy  # noqa: E402
+    import numpy as np  # noqa: E402  (after the thread environment is set)
 
     lib = load_cmsc(args.lib)
     conv = fmm_convention(fmm3dpy, np, lib)

@@ -6,8 +6,10 @@ import os
 import sys
 import tempfile
 
-import bpy  # noqa: I001 - bpy first: it puts addon_utils on the path
+# isort: off
+import bpy  # bpy first: it puts addon_utils on the path
 import addon_utils
+# isort: on
 import numpy as np
 
 zip_path = sys.argv[sys.argv.index("--") + 1]

@@ -19,7 +19,9 @@ def test_extension_install_enables_and_bakes(tmp_path):
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    results = {line.split()[1]: line.split(None, 2)[2] for line in out.stdout.splitlines() if line.startswith("RESULT ")}
+    results = {
+        line.split()[1]: line.split(None, 2)[2] for line in out.stdout.splitlines() if line.startswith("RESULT ")
+    }
     assert results["install"] == "['FINISHED']", out.stdout
     assert results["enabled"] == "True"
     assert results["in_repo"] == "True" and results["library"] == "True"

@@ -12,8 +12,13 @@ from scenes import Reports, addon_module, charged_sphere, evaluated_coords, key_
 
 
 @pytest.fixture
-def operators():
-    return addon_module("ui.operators")
+def bake():
+    return addon_module("ui.bake")
+
+
+@pytest.fixture
+def activity():
+    return addon_module("ui.activity")
 
 
 def drive(run, esc_after=None, timeout=120.0):
@@ -32,15 +37,15 @@ def drive(run, esc_after=None, timeout=120.0):
         time.sleep(0.005)
 
 
-def test_esc_keeps_the_frames_baked_so_far(scene, operators):
+def test_esc_keeps_the_frames_baked_so_far(scene, bake, activity):
     sc, tmp = scene
     obj = charged_sphere(tmp, frames=400, subdivisions=3)
-    run = operators.ModalBake(bpy.context, obj)
-    assert operators.RUNNING[obj.name] is run.job  # the panel draws this job's progress
+    run = bake.ModalBake(bpy.context, obj)
+    assert activity.bake_job(obj) is run.job  # the panel draws this job's progress
     drive(run, esc_after=3)
     reports = Reports()
     assert run.finish(reports) == {"CANCELLED"}
-    assert obj.name not in operators.RUNNING
+    assert activity.bake_job(obj) is None
     done = run.job.frames_done
     assert 3 <= done < 401
     assert run.job.error == f"cancelled at frame {done + 1}"
@@ -53,11 +58,11 @@ def test_esc_keeps_the_frames_baked_so_far(scene, operators):
     np.testing.assert_allclose(evaluated_coords(obj), cache[done - 1], rtol=0, atol=1e-6)
 
 
-def test_a_diverged_bake_stops_naming_the_frame(scene, operators):
+def test_a_diverged_bake_stops_naming_the_frame(scene, bake):
     sc, tmp = scene
     obj = charged_sphere(tmp, charge=0.0, frames=10)
     key_charge(obj.cmsc.charge_groups[0], [(1, 0.0), (5, 1e200)], interpolation="CONSTANT")
-    run = operators.ModalBake(bpy.context, obj)
+    run = bake.ModalBake(bpy.context, obj)
     drive(run)
     reports = Reports()
     assert run.finish(reports) == {"CANCELLED"}
@@ -68,12 +73,12 @@ def test_a_diverged_bake_stops_naming_the_frame(scene, operators):
     assert obj.modifiers[0].type == "MESH_CACHE"
 
 
-def test_a_finished_modal_bake_equals_the_script_bake(scene, operators):
+def test_a_finished_modal_bake_equals_the_script_bake(scene, bake):
     sc, tmp = scene
     obj = charged_sphere(tmp, frames=6)
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     expected = read_pc2(obj.cmsc.cache_path)
-    run = operators.ModalBake(bpy.context, obj)
+    run = bake.ModalBake(bpy.context, obj)
     assert drive(run) >= 1
     reports = Reports()
     assert run.finish(reports) == {"FINISHED"} and "baked 6 frames" in reports.text("INFO")
@@ -81,11 +86,11 @@ def test_a_finished_modal_bake_equals_the_script_bake(scene, operators):
     assert [m.type for m in obj.modifiers].count("MESH_CACHE") == 1
 
 
-def test_invoke_in_background_mode_runs_to_the_end(scene, operators):
+def test_invoke_in_background_mode_runs_to_the_end(scene, activity):
     sc, tmp = scene
     obj = charged_sphere(tmp, frames=5)
     assert bpy.app.background  # no event loop would ever call modal()
     assert bpy.ops.cmsc.bake("INVOKE_DEFAULT") == {"FINISHED"}
-    assert obj.name not in operators.RUNNING
+    assert activity.bake_job(obj) is None
     assert read_pc2(obj.cmsc.cache_path).shape[0] == 5
     assert os.path.isfile(obj.cmsc.cache_path)

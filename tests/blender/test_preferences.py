@@ -11,7 +11,8 @@ from scenes import Reports, addon_module, charged_sphere, draw, read_pc2
 
 @pytest.fixture
 def mods():
-    return {name: addon_module(name) for name in ("ui.preferences", "ui.panels", "ui.bake", "sim._native", "sim.methods")}
+    names = ("ui.preferences", "ui.panels", "ui.bake", "ui.inputs", "sim._native", "sim.methods")
+    return {name: addon_module(name) for name in names}
 
 
 @pytest.fixture
@@ -61,19 +62,28 @@ def test_gpu_preference_falls_back_visibly(scene, mods, prefs):
     sc, tmp = scene
     obj = charged_sphere(tmp, frames=3)
     native, methods = mods["sim._native"], mods["sim.methods"]
-    problem = methods.gpu_problem(native.addon_library_path(), methods.CoulombMethod.DIRECT_GPU)
+    M = methods.CoulombMethod
+    problem = methods.gpu_problem(native.addon_library_path(), M.DIRECT_GPU)
+    # AUTO goes to the library as AUTO_CPU with the preference off, as AUTO with it on
+    params, note = mods["ui.inputs"].params(sc, obj.cmsc)
+    assert params.coulomb == M.AUTO_CPU and note == ""
     prefs.use_gpu = True
-    params, note = mods["ui.bake"].params(sc, obj.cmsc, len(obj.data.vertices), native.addon_library_path())
+    params, note = mods["ui.inputs"].params(sc, obj.cmsc)
+    assert params.coulomb == M.AUTO
+    assert note == ("" if problem is None else f"GPU unavailable ({problem}); AUTO chooses a CPU method")
+    # an explicit CPU method is upgraded to its GPU variant, and falls back visibly
+    obj.cmsc.coulomb_method = "DIRECT"
+    params, note = mods["ui.inputs"].params(sc, obj.cmsc)
     reports = Reports()
-    assert mods["ui.bake"].bake(bpy.context, obj, reports) == 3
+    assert mods["ui.bake"].bake(bpy.context, obj, reports).frames_done == 3
     assert read_pc2(obj.cmsc.cache_path).shape[0] == 3
     panel_text = draw(mods["ui.panels"].CMSC_PT_main).text()
     prefs_text = prefs_layout(mods, prefs).text()
     if problem is None:  # a CUDA device: the GPU method runs, nothing to report
-        assert params.coulomb == methods.CoulombMethod.DIRECT_GPU and note == ""
+        assert params.coulomb == M.DIRECT_GPU and note == ""
         assert "GPU Coulomb methods available" in prefs_text
         return
-    assert params.coulomb == methods.CoulombMethod.DIRECT  # 162 vertices: AUTO's CPU pick
+    assert params.coulomb == M.DIRECT
     assert note.startswith("DIRECT_GPU unavailable (") and note.endswith("running DIRECT on the CPU")
     assert problem in note
     assert note in reports.text("WARNING")
@@ -82,8 +92,8 @@ def test_gpu_preference_falls_back_visibly(scene, mods, prefs):
     # an explicit GPU method falls back the same way, with the preference off too
     prefs.use_gpu = False
     obj.cmsc.coulomb_method = "DDEF_GPU"
-    params, note = mods["ui.bake"].params(sc, obj.cmsc, 162, native.addon_library_path())
-    assert params.coulomb == methods.CoulombMethod.DDEF and "DDEF_GPU unavailable" in note
+    params, note = mods["ui.inputs"].params(sc, obj.cmsc)
+    assert params.coulomb == M.DDEF and "DDEF_GPU unavailable" in note
     assert note in draw(mods["ui.panels"].CMSC_PT_main).text()
 
 

@@ -3,7 +3,7 @@ valid cache of the frames done."""
 
 import numpy as np
 
-from sim import Integrator, SimParams
+from sim import CoulombMethod, Integrator, SimParams
 from sim.bake_job import BakeJob, run
 from sim.pc2 import read_pc2
 
@@ -23,7 +23,8 @@ def job(lib_path, path, frames=6, params=None, group_charge=1e-7):
         params=params or SimParams(gravity=(0, 0, 0), time_step=1 / 72),
         pins=np.array([], dtype=int),
         group_weights=np.ones((1, 4)),
-        world_to_local=np.tile(np.diag([1.0, 1, 1, 1]), (frames, 1, 1)) + np.pad(np.array([[0, 0, -1.0]]).T, ((0, 1), (3, 0)))[None],
+        world_to_local=np.tile(np.diag([1.0, 1, 1, 1]), (frames, 1, 1))
+        + np.pad(np.array([[0, 0, -1.0]]).T, ((0, 1), (3, 0)))[None],
         pin_world=np.zeros((frames + 1, 0, 3)),
         ext_world=np.zeros((frames + 1, 0, 3)),
         group_charge=np.full((frames, s, 1), group_charge),
@@ -35,6 +36,7 @@ def job(lib_path, path, frames=6, params=None, group_charge=1e-7):
 def test_run_writes_every_frame_in_object_space(lib_path, tmp_path):
     j = job(lib_path, tmp_path / "a.pc2")
     assert run(j) == 7 and j.error == ""
+    assert j.coulomb_method == CoulombMethod.DIRECT  # AUTO (the default) on 4 vertices, read back
     _, _, samples = read_pc2(tmp_path / "a.pc2")
     assert samples.shape == (7, 4, 3)
     assert np.allclose(samples[0], j.rest_local)
@@ -62,16 +64,16 @@ def test_divergence_names_the_frame_and_keeps_a_valid_cache(lib_path, tmp_path):
 
 
 def test_step_frame_by_frame_equals_the_bake(lib_path, tmp_path):
-    """What the live preview does (create_simulation, then step_frame per frame) gives the bake's
+    """What the live preview does (Setup.create_simulation(), then step_frame per frame) gives the bake's
     samples exactly; the bake reports its time split."""
-    from sim.bake_job import create_simulation, step_frame, to_local
+    from sim.bake_job import step_frame, to_local
 
     j = job(lib_path, tmp_path / "b.pc2")
     j.group_charge[:, :, 0] = np.linspace(0.5e-7, 2e-7, j.frames)[:, None]  # changes per frame
     run(j)
     assert j.timings["simulate"] > 0 and j.timings["write"] > 0
     samples = read_pc2(tmp_path / "b.pc2")[2]
-    with create_simulation(j) as sim:
+    with j.create_simulation() as sim:
         for f in range(j.frames):
             step_frame(sim, j.group_weights, j.pins, j.pin_world[f : f + 2], j.ext_world[f : f + 2],
                        j.group_charge[f], j.ext_charge[f], j.field[f])

@@ -4,8 +4,7 @@ and the add-on's fitter for a subset of the groups."""
 import numpy as np
 import pytest
 
-from sim import CoulombMethod, Integrator, InvalidArgumentError, SimParams, Simulation, UnavailableError
-from sim import _native
+from sim import CoulombMethod, Integrator, InvalidArgumentError, SimParams, Simulation, UnavailableError, _native
 from sim.fitting import fit_group_charges
 from sim.mesh import springs_from_triangles, vertex_masses
 

@@ -15,8 +15,8 @@ from sim import (
     SimParams,
     Simulation,
     UnavailableError,
+    _native,
 )
-from sim import _native
 from sim.errors import LibraryError
 
 KC = 8.9875517923e9

@@ -9,9 +9,23 @@ import time
 import numpy as np
 
 import peers
-from common import (CoulombMethod, Integrator, Simulation, UnavailableError, bunny_scene,
-                    cmsc_params, grid_mesh, lib_path, paper_torus, relative_error, run_cmsc,
-                    structural_scene, suzanne_mesh, torus_mesh, uv_sphere_mesh)
+from common import (
+    CoulombMethod,
+    Integrator,
+    Simulation,
+    UnavailableError,
+    bunny_scene,
+    cmsc_params,
+    grid_mesh,
+    lib_path,
+    paper_torus,
+    relative_error,
+    run_cmsc,
+    structural_scene,
+    suzanne_mesh,
+    torus_mesh,
+    uv_sphere_mesh,
+)
 from ddef_mirror import Mirror
 
 
@@ -87,7 +101,8 @@ def fig4_torus(cfg):
     pairs = []
     for h in c["h"]:
         by = {r["code"]: r for r in runs if r["h"] == h}
-        for a, b in (("LAMMPS fix nve", "cmsc Verlet"), ("JAX MD nve", "cmsc Verlet"), ("LAMMPS fix nve", "JAX MD nve")):
+        pairs = (("LAMMPS fix nve", "cmsc Verlet"), ("JAX MD nve", "cmsc Verlet"), ("LAMMPS fix nve", "JAX MD nve"))
+        for a, b in pairs:
             if a in by and b in by and not by[a]["failed"] and not by[b]["failed"]:
                 k = [i for i, tk in enumerate(by[a]["t"]) if tk <= window + 1e-9]
                 pairs.append({"a": a, "b": b, "h": h,

@@ -130,7 +130,11 @@ def plot_fig5(r, path):
         ax.set_title(f"q = {entry['q'] * 1e6:g} µC label, n = {entry['scene']['vertices']}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Fig. 5: bunny-sized mesh, mean ± std of the energy error\n(dotted vertical line: that code's run at that h was unstable)", fontsize=9)
+    fig.suptitle(
+        "Fig. 5: bunny-sized mesh, mean ± std of the energy error\n"
+        "(dotted vertical line: that code's run at that h was unstable)",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -296,7 +300,8 @@ def section_fig4(results):
     for p in r["pairs"]:
         lines.append(f"| {p['h']} | {p['a']} vs {p['b']} | {p['max_rms']:.2e} |")
     lines += ["", "At equal h the three velocity-Verlet codes follow the same trajectory: cmsc Verlet differs "
-              "from LAMMPS and JAX MD mostly by the softening cmsc applies (ε = 1e-3 × mean rest length) and LAMMPS and JAX MD "
+              "from LAMMPS and JAX MD mostly by the softening cmsc applies (ε = 1e-3 × mean rest length) "
+              "and LAMMPS and JAX MD "
               "by summation order, both amplified by the chaotic dynamics. 'own energy vs common' is "
               "the largest relative gap between the energy a code reports itself (cmsc_energies, "
               "LAMMPS `etotal`, JAX MD's energy function) and the common one: it checks the K = k_s/2 "
@@ -364,7 +369,8 @@ def section_fig7(results):
              f"on this shared 2-core machine) and the others at n = {max(row['n'] for row in r['rows'])} "
              "(the paper went to 530K–3M vertices; here the whole report must fit in ~30–40 min). "
              f"GPU DDEF: {r['gpu']}. FMM3D convention, measured: potential c Σ q_j / r with "
-             f"c = {r['fmm_convention'][0]:.8g}, force = {r['fmm_convention'][1]:.8g} k_c q ∇u; OpenMM's 1/(4πε0) found: {r['openmm_one_4pi_eps0']:.6f} "
+             f"c = {r['fmm_convention'][0]:.8g}, force = {r['fmm_convention'][1]:.8g} k_c q ∇u; "
+             f"OpenMM's 1/(4πε0) found: {r['openmm_one_4pi_eps0']:.6f} "
              "kJ nm/(mol e²).", "",
              "| method | parameter | n | time (s) | first (s) | relative error |", "|---|---|---:|---:|---:|---:|"]
     for row in r["rows"]:

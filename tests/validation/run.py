@@ -78,7 +78,7 @@ def main(argv):
     for var in THREAD_VARS:
         os.environ[var] = str(args.threads)
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                               f" --xla_force_host_platform_device_count=1").strip()
+                               " --xla_force_host_platform_device_count=1").strip()
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     sys.path.insert(0, str(HERE))
 

@@ -1,0 +1,81 @@
+"""What runs now, per object, keyed by `Object.session_uid` (stable for the session, unlike a
+name that the user may change): bakes running in the UI (modal), live previews with their status
+lines, and the suspension of every preview while a bake or a fit steps through frames.
+
+Only state lives here; `bake` and `preview` decide what runs. Nothing is saved with the file."""
+
+import contextlib
+
+_bakes = {}  # session_uid → BakeJob of a modal bake
+_previews = {}  # session_uid → the preview's state (preview._State)
+_status = {}  # session_uid → (icon, text): the preview's status line
+_suspend = [0]
+
+
+# -- bakes ------------------------------------------------------------------------------------
+def bake_started(obj, job):
+    _bakes[obj.session_uid] = job
+
+
+def bake_ended(obj):
+    _bakes.pop(obj.session_uid, None)
+
+
+def bake_job(obj):
+    """The BakeJob of `obj`'s running modal bake (the panel draws its progress), or None."""
+    return _bakes.get(obj.session_uid)
+
+
+def is_baking(obj):
+    return obj.session_uid in _bakes
+
+
+# -- previews ---------------------------------------------------------------------------------
+def preview(obj):
+    """The state of `obj`'s running preview, or None."""
+    return _previews.get(obj.session_uid)
+
+
+def preview_started(obj, state):
+    _previews[obj.session_uid] = state
+
+
+def preview_ended(obj):
+    """Forgets `obj`'s preview; returns its state (for the caller to close), or None."""
+    return _previews.pop(obj.session_uid, None)
+
+
+def end_all_previews():
+    """Forgets every preview and status line; returns the states (for the caller to close)."""
+    states = list(_previews.values())
+    _previews.clear()
+    _status.clear()
+    return states
+
+
+def status(obj):
+    """(icon, text) of `obj`'s preview for the panel, or None."""
+    return _status.get(obj.session_uid)
+
+
+def set_status(obj, icon, text):
+    _status[obj.session_uid] = (icon, text)
+
+
+def clear_status(obj):
+    _status.pop(obj.session_uid, None)
+
+
+# -- suspension -------------------------------------------------------------------------------
+@contextlib.contextmanager
+def previews_suspended():
+    """No preview advances while this is active (a bake or a fit stepping through frames)."""
+    _suspend[0] += 1
+    try:
+        yield
+    finally:
+        _suspend[0] -= 1
+
+
+def previews_are_suspended():
+    return _suspend[0] > 0

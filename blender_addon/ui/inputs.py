@@ -1,0 +1,138 @@
+"""The scene as simulation inputs: the one place that turns an object's settings, its mesh and
+the scene (field, gravity, external charges, keyframes) into arrays. The bake, the live preview
+and the charge fit all read through here, so all three see the same simulation.
+
+- `params` and `coulomb`: the SimParams of an object, with the Coulomb method to ask for;
+- `setup`: a `Setup` (sim.bake_job) at the current frame, whose `create_simulation()` is the
+  only place a Simulation is made from the scene;
+- `world_state`, `substep_inputs`: what one frame needs (pins, external charges, charges, field);
+- `bake_job`: every frame of a bake at once, as a `BakeJob`.
+
+Mesh data is read through `bridge`. `setup` and `bake_job` move the current frame; their callers
+suspend the previews (`activity.previews_suspended`)."""
+
+import numpy as np
+
+from ..sim import SimParams, _native, methods
+from ..sim.bake_job import BakeJob, Setup
+from ..sim.mesh import springs_from_triangles, vertex_masses
+from ..sim.params import CoulombMethod
+from . import bridge, preferences
+
+MICRO = 1e-6  # C per µC: the UI shows charges in µC
+
+
+def coulomb(s):
+    """(method to ask the library for, note) of object settings `s`: the note tells of a GPU
+    fallback ("" if none). AUTO is the library's to resolve."""
+    return methods.choose(_native.addon_library_path(), CoulombMethod[s.coulomb_method], preferences.use_gpu())
+
+
+def params(scene, s, substeps=None):
+    """The SimParams of object settings `s` in `scene` (with `substeps` steps per frame instead
+    of `s.substeps` if given), and a note on a GPU fallback ("" if none)."""
+    fps = scene.render.fps / scene.render.fps_base
+    gravity = tuple(scene.gravity) if scene.cmsc.use_gravity else (0.0, 0.0, 0.0)
+    method, note = coulomb(s)
+    p = SimParams(
+        time_step=1.0 / (fps * (substeps or s.substeps)),
+        iterations=s.iterations,
+        damping=s.damping,
+        gravity=gravity,
+        coulomb=method,
+        grid_points=s.grid_points,
+    )
+    return p, note
+
+
+def setup(scene, obj, substeps=None):
+    """The `Setup` of `obj` at the current frame (the caller sets frame_start), with `substeps`
+    steps per frame instead of the object's Substeps if given."""
+    s = obj.cmsc
+    preferences.apply_threads()
+    co, tris = bridge.mesh_arrays(obj)
+    x0 = bridge.to_world(obj.matrix_world, co)
+    structural, bending = springs_from_triangles(tris)
+    p, note = params(scene, s, substeps)
+    groups = s.charge_groups
+    return Setup(
+        library=_native.addon_library_path(),
+        rest_local=co,
+        x0=x0,
+        masses=vertex_masses(x0, tris, s.mass),
+        springs=np.concatenate([structural, bending]).reshape(-1, 2),
+        stiffness=np.concatenate([np.full(len(structural), s.stiffness), np.full(len(bending), s.bending_stiffness)]),
+        params=p,
+        note=note,
+        pins=np.nonzero(bridge.group_weights(obj, s.pin_group) > 0)[0],
+        group_weights=np.array([bridge.group_weights(obj, g.vertex_group) for g in groups]).reshape(
+            len(groups), len(co)
+        ),
+    )
+
+
+def external_charges(scene):
+    """The scene's objects carrying an external charge."""
+    return [o for o in scene.objects if o.cmsc_charge.enabled]
+
+
+def world_state(obj, rest_local, pins, externals):
+    """Pin targets (p, 3) and external charge positions (k, 3) at the current frame (m)."""
+    pin = bridge.to_world(obj.matrix_world, rest_local[pins])
+    ext = np.array([tuple(o.matrix_world.translation) for o in externals]).reshape(-1, 3)
+    return pin, ext
+
+
+def substep_inputs(scene, obj, externals, frame, substeps):
+    """Group charges (S, g) C per unit weight, external charges (S, k) C and the field (S, 3)
+    V/m at the end of each substep of the step from `frame - 1` to `frame`, read from the
+    F-curves at the sub-frame (exact for keyframed values)."""
+    groups = list(enumerate(obj.cmsc.charge_groups))
+    group_charge = np.empty((substeps, len(groups)))
+    ext_charge = np.empty((substeps, len(externals)))
+    field = np.empty((substeps, 3))
+    for k in range(substeps):
+        t = frame - 1 + (k + 1) / substeps
+        group_charge[k] = [
+            MICRO * bridge.animated(obj, bridge.group_charge_paths(i, g), 0, g.charge, t) for i, g in groups
+        ]
+        ext_charge[k] = [
+            MICRO * bridge.animated(o, ("cmsc_charge.charge",), 0, o.cmsc_charge.charge, t) for o in externals
+        ]
+        field[k] = [bridge.animated(scene, ("cmsc.field",), c, scene.cmsc.field[c], t) for c in range(3)]
+    return group_charge, ext_charge, field
+
+
+def bake_job(scene, obj, cache_path):
+    """Every input of `obj`'s bake into `cache_path` (frame_set through the range once, back to
+    the start frame after): a BakeJob."""
+    s = obj.cmsc
+    externals = external_charges(scene)
+    frames, substeps = max(0, s.frame_end - s.frame_start), s.substeps
+    scene.frame_set(s.frame_start)
+    st = setup(scene, obj)
+    pin_world = np.empty((frames + 1, len(st.pins), 3))
+    ext_world = np.empty((frames + 1, len(externals), 3))
+    pin_world[0], ext_world[0] = world_state(obj, st.rest_local, st.pins, externals)
+    world_to_local = np.empty((frames, 4, 4))
+    group_charge = np.empty((frames, substeps, len(st.group_weights)))
+    ext_charge = np.empty((frames, substeps, len(externals)))
+    field = np.empty((frames, substeps, 3))
+    for f in range(frames):
+        frame = s.frame_start + f + 1
+        scene.frame_set(frame)
+        pin_world[f + 1], ext_world[f + 1] = world_state(obj, st.rest_local, st.pins, externals)
+        world_to_local[f] = np.linalg.inv(np.array(obj.matrix_world))
+        group_charge[f], ext_charge[f], field[f] = substep_inputs(scene, obj, externals, frame, substeps)
+    scene.frame_set(s.frame_start)
+    return BakeJob(
+        **vars(st),
+        cache_path=cache_path,
+        start_frame=s.frame_start,
+        world_to_local=world_to_local,
+        pin_world=pin_world,
+        ext_world=ext_world,
+        group_charge=group_charge,
+        ext_charge=ext_charge,
+        field=field,
+    )
