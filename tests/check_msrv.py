@@ -43,8 +43,8 @@ def check(platform):
             f"Cargo.toml says rust-version = {ours}, but on {platform} {newest[1]} {newest[2]} needs Rust "
             f"{'.'.join(map(str, newest[0]))}: raise rust-version"
         )
-    print(f"rust-version {ours}: every locked dependency for {platform} builds with it (newest need: {newest[1]} {newest[2]}, "
-          f"Rust {'.'.join(map(str, newest[0]))})")
+    need = ".".join(map(str, newest[0]))
+    print(f"rust-version {ours} holds for {platform}: the newest need is {newest[1]} {newest[2]}'s, Rust {need}")
 
 
 if __name__ == "__main__":
