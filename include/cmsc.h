@@ -73,6 +73,9 @@ typedef enum {
   // with a usable CUDA GPU, from 5,000 vertices DIRECT_GPU and from 200,000 DDEF_GPU
   // (estimated thresholds, not yet measured on a device). Never fails for lack of a GPU.
   CMSC_COULOMB_AUTO = 5,
+  // CMSC_COULOMB_AUTO without the GPU: DIRECT below 10,000 vertices, DDEF above, whatever
+  // the hardware (for callers whose user has turned the GPU off).
+  CMSC_COULOMB_AUTO_CPU = 6,
 } CmscCoulomb;
 
 // Integrators for `CmscParams.integrator`.
@@ -306,6 +309,16 @@ CmscStatus cmsc_coulomb_forces(CmscSim *sim,
 // `sim` must be NULL or a live handle; `out` writable.
 CmscStatus cmsc_energies(const CmscSim *sim,
                          CmscEnergies *out);
+
+// Writes the Coulomb method that runs (a CmscCoulomb value) to `out`: what
+// CMSC_COULOMB_AUTO and CMSC_COULOMB_AUTO_CPU resolved to for this vertex count and machine,
+// or the method asked for. Never AUTO or AUTO_CPU. A GPU method that is unavailable fails
+// cmsc_create with CMSC_UNAVAILABLE, so what this reports is what runs.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `out` writable.
+CmscStatus cmsc_get_coulomb_method(const CmscSim *sim,
+                                   uint32_t *out);
 
 // Frees a simulation. NULL is a no-op. The handle must not be used afterwards.
 //
