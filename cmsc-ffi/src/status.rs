@@ -101,7 +101,7 @@ impl From<Error> for FfiError {
             Error::InvalidArgument { .. } => CmscStatus::CMSC_INVALID_ARGUMENT,
             Error::Diverged { .. } => CmscStatus::CMSC_DIVERGED,
             Error::Factorization(_) => CmscStatus::CMSC_INTERNAL,
-            Error::GpuUnavailable(_) => CmscStatus::CMSC_UNAVAILABLE,
+            Error::GpuUnavailable { .. } => CmscStatus::CMSC_UNAVAILABLE,
             Error::Gpu(_) => CmscStatus::CMSC_INTERNAL,
             Error::Internal(_) => CmscStatus::CMSC_INTERNAL,
         };
