@@ -71,6 +71,17 @@ fn every_kernel_compiles_with_nvrtc() {
         .collect();
     let embedded: BTreeSet<String> = gpu::KERNELS.iter().map(|k| k.file.to_string()).collect();
     assert_eq!(on_disk, embedded, "every kernels/*.cu must be one the library embeds (gpu::KERNELS)");
+    let headers_on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".cuh"))
+        .collect();
+    let headers: BTreeSet<String> = gpu::HEADERS.iter().map(|(file, _)| file.to_string()).collect();
+    assert_eq!(headers_on_disk, headers, "every kernels/*.cuh must be one the library embeds (gpu::HEADERS)");
+    for (file, text) in gpu::HEADERS {
+        let on_disk = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert_eq!(on_disk, text, "kernels/{file} changed since the library was built");
+    }
     let version = gpu::nvrtc_version().unwrap();
     let supported = gpu::nvrtc_supported_archs().unwrap();
     // Volta, Ampere, Hopper, and the newest NVRTC knows

@@ -14,7 +14,7 @@ use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
 use crate::error::{Error, GpuUnavailable, Result};
 use crate::math::{Real, Vec3};
 
-/// Threads per block and sources per shared-memory tile; `#define TILE` in every kernel.
+/// Threads per block and sources per shared-memory tile; `#define TILE` in `kernels/common.cuh`.
 pub(super) const TILE: u32 = 256;
 
 /// Resident blocks per multiprocessor the source slicing aims for (2048 threads / [`TILE`]).
@@ -44,6 +44,45 @@ pub const KERNELS: [KernelSource; 2] = [
         entry_points: &["ddef_far_field"],
     },
 ];
+
+/// The headers the kernels include, embedded like them: (file name under `kernels/`, text).
+/// [`compile`] puts each one's text in place of its `#include "<name>"` line.
+pub const HEADERS: [(&str, &str); 1] = [("common.cuh", include_str!("../../../../kernels/common.cuh"))];
+
+/// `kernel`'s source with each `#include "<name>"` line of a [`HEADERS`] file replaced by that
+/// file's text, between `#line` directives naming the header and then the kernel again. Other
+/// lines, other `#include`s among them, are kept as they are.
+pub(super) fn with_headers(kernel: &KernelSource) -> String {
+    // Why substitute text: NVRTC has no include path for embedded sources. An include directory
+    // (`--include-path`) would need `kernels/`, which is not there where the library runs;
+    // NVRTC's in-memory headers (`nvrtcCreateProgram`'s `headers`) are not exposed by cudarc's
+    // safe compile, and using them means managing the NVRTC program by hand in unsafe code.
+    // Substitution is a few lines of safe code, and the `#line` directives keep the file names
+    // and line numbers in NVRTC's log right.
+    let mut out =
+        String::with_capacity(kernel.source.len() + HEADERS.iter().map(|h| h.1.len()).sum::<usize>());
+    for (k, line) in kernel.source.lines().enumerate() {
+        let header = line.strip_prefix("#include \"").and_then(|rest| {
+            let name = rest.split('"').next()?;
+            HEADERS.iter().find(|(file, _)| *file == name)
+        });
+        match header {
+            Some((file, text)) => {
+                out.push_str(&format!("#line 1 \"{file}\"\n{text}"));
+                if !text.ends_with('\n') {
+                    out.push('\n');
+                }
+                // the kernel goes on at its line k + 2 (1-based), after the #include
+                out.push_str(&format!("#line {} \"{}\"\n", k + 2, kernel.file));
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
 
 const NO_DRIVER: &str = "no CUDA driver found (libcuda.so): GPU methods need an NVIDIA GPU and its driver";
 const NO_NVRTC: &str = "NVRTC not found (libnvrtc.so.12): install a CUDA 12 toolkit or the \
@@ -157,7 +196,8 @@ pub fn nvrtc_supported_archs() -> Result<Vec<u32>> {
 }
 
 /// Compiles `kernel` with NVRTC for the virtual architecture `compute_<arch>` (e.g. 90 for an
-/// H100) and returns the PTX. Needs NVRTC only, no driver or device.
+/// H100) and returns the PTX. Its `#include`s of [`HEADERS`] files are resolved from the
+/// embedded text. Needs NVRTC only, no driver or device.
 ///
 /// # Errors
 /// [`Error::GpuUnavailable`] ([`GpuUnavailable::Nvrtc`]) when NVRTC cannot be loaded;
@@ -171,7 +211,7 @@ pub fn compile(kernel: &KernelSource, arch: u32) -> Result<String> {
         name: Some(kernel.file.into()),
         ..CompileOptions::default()
     };
-    let ptx = guarded(GpuUnavailable::Nvrtc, "NVRTC", || compile_ptx_with_opts(kernel.source, opts))?
+    let ptx = guarded(GpuUnavailable::Nvrtc, "NVRTC", || compile_ptx_with_opts(with_headers(kernel), opts))?
         .map_err(|e| {
             let detail = match e {
                 CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
@@ -365,11 +405,32 @@ mod tests {
     #[test]
     fn kernels_define_the_tile_the_host_launches() {
         for k in &KERNELS {
-            assert!(k.source.contains(&format!("#define TILE {TILE}\n")), "{}", k.file);
+            let source = with_headers(k);
+            assert!(source.contains(&format!("\n#define TILE {TILE}\n")), "{}", k.file);
             for e in k.entry_points {
-                assert!(k.source.contains(&format!("{e}(")), "{}: {e}", k.file);
+                assert!(source.contains(&format!("{e}(")), "{}: {e}", k.file);
             }
         }
+    }
+
+    #[test]
+    fn headers_replace_their_include_and_keep_line_numbers() {
+        for k in &KERNELS {
+            let source = with_headers(k);
+            assert!(!source.lines().any(|l| l.starts_with("#include \"common.cuh\"")), "{}", k.file);
+            assert!(source.contains("__device__ __forceinline__ void coulomb_term("), "{}", k.file);
+        }
+        let kernel = KernelSource {
+            file: "k.cu",
+            source: "// one\n#include \"common.cuh\"\n#include <other.h>\nint four;\n",
+            entry_points: &[],
+        };
+        let source = with_headers(&kernel);
+        let (before, after) = source.split_once("#line 1 \"common.cuh\"\n").expect("the header's #line");
+        assert_eq!(before, "// one\n");
+        let (header, rest) = after.split_once("#line 3 \"k.cu\"\n").expect("the kernel's #line");
+        assert_eq!(header, HEADERS[0].1);
+        assert_eq!(rest, "#include <other.h>\nint four;\n", "line 3 of k.cu follows `#line 3`");
     }
 
     #[test]

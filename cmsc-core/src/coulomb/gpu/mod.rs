@@ -51,7 +51,7 @@ pub use crate::error::GpuUnavailable;
 pub use ddef::ddef_solver;
 pub use device::{
     compile, device, nvrtc_present, nvrtc_supported_archs, nvrtc_version, usable, DeviceInfo, KernelSource,
-    KERNELS,
+    HEADERS, KERNELS,
 };
 pub use direct::DirectGpu;
 
