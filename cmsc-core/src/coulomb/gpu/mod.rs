@@ -46,6 +46,7 @@
 mod ddef;
 mod device;
 mod direct;
+mod launch;
 
 pub use crate::error::GpuUnavailable;
 pub use ddef::ddef_solver;
