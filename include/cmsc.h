@@ -47,10 +47,21 @@ typedef enum {
   CMSC_INVALID_ARGUMENT = 1,
   // A step produced non-finite state; the simulation keeps its last good step.
   CMSC_DIVERGED = 2,
-  // The requested method is not available here: no CUDA driver, no CUDA device, or no NVRTC
-  // to compile the GPU kernels; cmsc_last_error() names which. Nothing falls back to the CPU.
+  // The requested method is not available here: no CUDA driver, no CUDA device, no usable
+  // NVRTC to compile the GPU kernels, or a device NVRTC cannot target; cmsc_last_error()
+  // ("GPU Coulomb method unavailable: ...") names which. Nothing falls back to the CPU.
   CMSC_UNAVAILABLE = 3,
-  // An internal error (a bug); see cmsc_last_error().
+  // The call failed for a reason other than its arguments. cmsc_last_error() starts with:
+  //   - "GPU error: " — a CUDA call failed at run time in a GPU method (out of device
+  //     memory, a kernel launch failure, a lost or reset device; at cmsc_create, also
+  //     "NVRTC could not compile kernels/..." with NVRTC's log). A device failure, not a
+  //     bug: the simulation keeps its last good step (cmsc_step stops before the step that
+  //     failed) and the handle stays usable, but the device may fail again; to go on,
+  //     recreate the simulation with a CPU method.
+  //   - "internal error (a bug in cmsc, please report it): " — a bug; "...: panic: ..." if a
+  //     panic was caught, which also marks the handle unusable (see the conventions above).
+  //   - "factorization of M + h^2 L failed: " — the implicit step's matrix could not be
+  //     factored.
   CMSC_INTERNAL = 4,
 } CmscStatus;
 

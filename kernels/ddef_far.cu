@@ -17,26 +17,9 @@
 // [y * slice, min(n, (y + 1) * slice)) and writes partial[y][c][j]; direct.cu's sum_slices
 // adds the rows.
 
-#define TILE 256
-#define CHUNK 32
-// As in direct.cu: pairs closer than 1e-12 of the frame scale (with eps below that) are skipped.
-#define R2_MIN 1e-24f
-#define NONE 0xffffffffu
+#include "common.cuh" // TILE, CHUNK, R2_MIN and the pair term coulomb_term
 
-// One softened Coulomb term, accumulated into acc when `keep`; branch-free (selects).
-__device__ __forceinline__ void coulomb_term(float4 t_hi, float4 t_lo, float4 s_hi, float4 s_lo,
-                                             float eps2, bool keep, float3 &acc)
-{
-    float dx = (t_hi.x - s_hi.x) + (t_lo.x - s_lo.x);
-    float dy = (t_hi.y - s_hi.y) + (t_lo.y - s_lo.y);
-    float dz = (t_hi.z - s_hi.z) + (t_lo.z - s_lo.z);
-    float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
-    float inv_r = rsqrtf(r2);
-    float w = (keep && r2 > R2_MIN) ? s_hi.w * (inv_r * inv_r * inv_r) : 0.0f;
-    acc.x = fmaf(dx, w, acc.x);
-    acc.y = fmaf(dy, w, acc.y);
-    acc.z = fmaf(dz, w, acc.z);
-}
+#define NONE 0xffffffffu // past the last charge of M_j
 
 // First position in the sorted a[lo, hi) whose value is >= key.
 __device__ unsigned lower_bound(const unsigned *__restrict__ a, unsigned lo, unsigned hi, unsigned key)

@@ -11,28 +11,7 @@
 // [y * slice, min(n, (y + 1) * slice)) and writes partial[y][c][i] (c = x, y, z); sum_slices
 // adds the rows. The self term j = i is zero by itself (x_i - x_j = 0).
 
-#define TILE 256
-#define CHUNK 32
-// Softened r^2 (in units of the frame scale squared) below which a pair is skipped instead of
-// overflowing f32: only coincident points with eps < 1e-12 of the frame scale reach it.
-#define R2_MIN 1e-24f
-
-// One softened Coulomb term, accumulated into acc when `keep`; branch-free (selects).
-__device__ __forceinline__ void coulomb_term(float4 t_hi, float4 t_lo, float4 s_hi, float4 s_lo,
-                                             float eps2, bool keep, float3 &acc)
-{
-    // (t_hi - s_hi) is exact or correctly rounded, (t_lo - s_lo) is ~2^-24 of it: the
-    // difference keeps its relative accuracy however far the pair is from the frame centre.
-    float dx = (t_hi.x - s_hi.x) + (t_lo.x - s_lo.x);
-    float dy = (t_hi.y - s_hi.y) + (t_lo.y - s_lo.y);
-    float dz = (t_hi.z - s_hi.z) + (t_lo.z - s_lo.z);
-    float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
-    float inv_r = rsqrtf(r2);
-    float w = (keep && r2 > R2_MIN) ? s_hi.w * (inv_r * inv_r * inv_r) : 0.0f; // q_j / r^3
-    acc.x = fmaf(dx, w, acc.x);
-    acc.y = fmaf(dy, w, acc.y);
-    acc.z = fmaf(dz, w, acc.z);
-}
+#include "common.cuh" // TILE, CHUNK, R2_MIN and the pair term coulomb_term
 
 // hi[j] = (x, y, z, q) and lo[j] = (x, y, z, 0): the charges in the normalised frame.
 extern "C" __global__ void __launch_bounds__(TILE)

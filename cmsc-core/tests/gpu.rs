@@ -10,7 +10,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use cmsc_core::coulomb::{gpu, make_solver, Ddef, DirectSum, FieldSolver, Neighborhood};
+use cmsc_core::coulomb::gpu::{self, GpuUnavailable};
+use cmsc_core::coulomb::{make_solver, Ddef, DirectSum, FieldSolver, Neighborhood};
 use cmsc_core::{shapes, Error, FieldMethod, Real, SimParams, System, Vec3, COULOMB_CONSTANT as KC};
 
 fn relative_l2(a: &[Vec3], reference: &[Vec3]) -> Real {
@@ -35,16 +36,16 @@ fn nvrtc_required() -> bool {
 }
 
 /// True when a CUDA device is usable; prints why not and returns false only when there is no
-/// driver or no device. Any other failure (a device without NVRTC, a kernel that does not
-/// load) fails the test.
+/// driver or no device ([`GpuUnavailable::Driver`], [`GpuUnavailable::Device`]). Any other
+/// failure (a device without NVRTC, a kernel that does not load) fails the test.
 fn have_device() -> bool {
     match gpu::device() {
         Ok(info) => {
             eprintln!("device: {info:?}");
             true
         }
-        Err(Error::GpuUnavailable(reason)) if reason.starts_with("no CUDA") => {
-            eprintln!("skipped: no CUDA device ({reason})");
+        Err(Error::GpuUnavailable { reason: GpuUnavailable::Driver | GpuUnavailable::Device, detail }) => {
+            eprintln!("skipped: no CUDA device ({detail})");
             false
         }
         Err(e) => panic!("a CUDA driver is present but the GPU backends cannot start: {e}"),
@@ -70,6 +71,17 @@ fn every_kernel_compiles_with_nvrtc() {
         .collect();
     let embedded: BTreeSet<String> = gpu::KERNELS.iter().map(|k| k.file.to_string()).collect();
     assert_eq!(on_disk, embedded, "every kernels/*.cu must be one the library embeds (gpu::KERNELS)");
+    let headers_on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".cuh"))
+        .collect();
+    let headers: BTreeSet<String> = gpu::HEADERS.iter().map(|(file, _)| file.to_string()).collect();
+    assert_eq!(headers_on_disk, headers, "every kernels/*.cuh must be one the library embeds (gpu::HEADERS)");
+    for (file, text) in gpu::HEADERS {
+        let on_disk = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert_eq!(on_disk, text, "kernels/{file} changed since the library was built");
+    }
     let version = gpu::nvrtc_version().unwrap();
     let supported = gpu::nvrtc_supported_archs().unwrap();
     // Volta, Ampere, Hopper, and the newest NVRTC knows
@@ -115,18 +127,22 @@ fn without_a_driver_gpu_methods_are_unavailable_and_auto_stays_on_the_cpu() {
     // SAFETY: only tries to dlopen the driver library.
     let driver = unsafe { cudarc::driver::sys::is_culib_present() };
     match gpu::device() {
-        Err(Error::GpuUnavailable(reason)) => {
+        Err(Error::GpuUnavailable { reason, detail }) => {
             if !driver {
-                assert!(reason.contains("no CUDA driver found (libcuda.so)"), "{reason}");
+                assert_eq!(reason, GpuUnavailable::Driver, "{detail}");
+                assert!(detail.contains("no CUDA driver found (libcuda.so)"), "{detail}");
             }
             for method in [FieldMethod::DdefGpu, FieldMethod::DirectGpu] {
                 let err = make_solver(method, 1000, 100, Neighborhood::Ring).err().expect("a GPU solver");
-                assert_eq!(err, Error::GpuUnavailable(reason.clone()));
-                assert!(err.to_string().contains(&reason));
+                assert_eq!(err, Error::GpuUnavailable { reason, detail: detail.clone() });
+                assert!(err.to_string().contains(&detail));
                 let x = shapes::torus(20, 8, 1.0, 0.3).positions;
                 let p = SimParams { coulomb: method, ..SimParams::default() };
                 let made = System::new(&x, &vec![1e-3; x.len()], &[], &[], p);
-                assert!(matches!(made, Err(Error::GpuUnavailable(_))), "{method:?}");
+                assert!(
+                    matches!(made, Err(Error::GpuUnavailable { reason: r, .. }) if r == reason),
+                    "{method:?}"
+                );
             }
             // Auto: exactly the CPU choice, at every size
             for (n, cpu) in [

@@ -11,10 +11,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, GpuUnavailable, Result};
 use crate::math::{Real, Vec3};
 
-/// Threads per block and sources per shared-memory tile; `#define TILE` in every kernel.
+/// Threads per block and sources per shared-memory tile; `#define TILE` in `kernels/common.cuh`.
 pub(super) const TILE: u32 = 256;
 
 /// Resident blocks per multiprocessor the source slicing aims for (2048 threads / [`TILE`]).
@@ -44,6 +44,45 @@ pub const KERNELS: [KernelSource; 2] = [
         entry_points: &["ddef_far_field"],
     },
 ];
+
+/// The headers the kernels include, embedded like them: (file name under `kernels/`, text).
+/// [`compile`] puts each one's text in place of its `#include "<name>"` line.
+pub const HEADERS: [(&str, &str); 1] = [("common.cuh", include_str!("../../../../kernels/common.cuh"))];
+
+/// `kernel`'s source with each `#include "<name>"` line of a [`HEADERS`] file replaced by that
+/// file's text, between `#line` directives naming the header and then the kernel again. Other
+/// lines, other `#include`s among them, are kept as they are.
+pub(super) fn with_headers(kernel: &KernelSource) -> String {
+    // Why substitute text: NVRTC has no include path for embedded sources. An include directory
+    // (`--include-path`) would need `kernels/`, which is not there where the library runs;
+    // NVRTC's in-memory headers (`nvrtcCreateProgram`'s `headers`) are not exposed by cudarc's
+    // safe compile, and using them means managing the NVRTC program by hand in unsafe code.
+    // Substitution is a few lines of safe code, and the `#line` directives keep the file names
+    // and line numbers in NVRTC's log right.
+    let mut out =
+        String::with_capacity(kernel.source.len() + HEADERS.iter().map(|h| h.1.len()).sum::<usize>());
+    for (k, line) in kernel.source.lines().enumerate() {
+        let header = line.strip_prefix("#include \"").and_then(|rest| {
+            let name = rest.split('"').next()?;
+            HEADERS.iter().find(|(file, _)| *file == name)
+        });
+        match header {
+            Some((file, text)) => {
+                out.push_str(&format!("#line 1 \"{file}\"\n{text}"));
+                if !text.ends_with('\n') {
+                    out.push('\n');
+                }
+                // the kernel goes on at its line k + 2 (1-based), after the #include
+                out.push_str(&format!("#line {} \"{}\"\n", k + 2, kernel.file));
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
 
 const NO_DRIVER: &str = "no CUDA driver found (libcuda.so): GPU methods need an NVIDIA GPU and its driver";
 const NO_NVRTC: &str = "NVRTC not found (libnvrtc.so.12): install a CUDA 12 toolkit or the \
@@ -76,15 +115,15 @@ pub(super) struct Gpu {
 }
 
 /// Runs `f`, turning a panic inside cudarc (it panics when a library cannot be loaded) into
-/// [`Error::GpuUnavailable`].
-fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T> {
+/// [`Error::GpuUnavailable`] for `reason`.
+fn guarded<T>(reason: GpuUnavailable, what: &str, f: impl FnOnce() -> T) -> Result<T> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
         let msg = payload
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_default();
-        Error::GpuUnavailable(format!("{what} failed: {msg}"))
+        Error::gpu_unavailable(reason, format!("{what} failed: {msg}"))
     })
 }
 
@@ -109,43 +148,47 @@ pub fn nvrtc_present() -> bool {
 /// NVRTC's version (major, minor).
 ///
 /// # Errors
-/// [`Error::GpuUnavailable`] when NVRTC cannot be loaded.
+/// [`Error::GpuUnavailable`] ([`GpuUnavailable::Nvrtc`]) when NVRTC cannot be loaded.
 pub fn nvrtc_version() -> Result<(i32, i32)> {
     if !nvrtc_present() {
-        return Err(Error::GpuUnavailable(NO_NVRTC.into()));
+        return Err(Error::gpu_unavailable(GpuUnavailable::Nvrtc, NO_NVRTC));
     }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: NVRTC is loadable (checked above); the pointers are valid for one int each.
-    let status =
-        guarded("nvrtcVersion", || unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) })?;
+    let status = guarded(GpuUnavailable::Nvrtc, "nvrtcVersion", || unsafe {
+        cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor)
+    })?;
     match status {
         cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS => Ok((major, minor)),
-        e => Err(Error::GpuUnavailable(format!("nvrtcVersion failed: {e:?}"))),
+        e => Err(Error::gpu_unavailable(GpuUnavailable::Nvrtc, format!("nvrtcVersion failed: {e:?}"))),
     }
 }
 
 /// The virtual architectures NVRTC can compile for, ascending (e.g. `[50, ..., 90, ..., 120]`).
 ///
 /// # Errors
-/// [`Error::GpuUnavailable`] when NVRTC cannot be loaded or does not answer.
+/// [`Error::GpuUnavailable`] ([`GpuUnavailable::Nvrtc`]) when NVRTC cannot be loaded or does
+/// not answer.
 pub fn nvrtc_supported_archs() -> Result<Vec<u32>> {
     use cudarc::nvrtc::sys::{nvrtcGetNumSupportedArchs, nvrtcGetSupportedArchs, nvrtcResult::NVRTC_SUCCESS};
     if !nvrtc_present() {
-        return Err(Error::GpuUnavailable(NO_NVRTC.into()));
+        return Err(Error::gpu_unavailable(GpuUnavailable::Nvrtc, NO_NVRTC));
     }
     let mut count = 0;
     // SAFETY: NVRTC is loadable; `count` is valid for one int.
-    if guarded("nvrtcGetNumSupportedArchs", || unsafe { nvrtcGetNumSupportedArchs(&mut count) })?
-        != NVRTC_SUCCESS
+    if guarded(GpuUnavailable::Nvrtc, "nvrtcGetNumSupportedArchs", || unsafe {
+        nvrtcGetNumSupportedArchs(&mut count)
+    })? != NVRTC_SUCCESS
     {
-        return Err(Error::GpuUnavailable("nvrtcGetNumSupportedArchs failed".into()));
+        return Err(Error::gpu_unavailable(GpuUnavailable::Nvrtc, "nvrtcGetNumSupportedArchs failed"));
     }
     let mut archs = vec![0; count.max(0) as usize];
     // SAFETY: `archs` holds `count` ints, as NVRTC asked for.
-    if guarded("nvrtcGetSupportedArchs", || unsafe { nvrtcGetSupportedArchs(archs.as_mut_ptr()) })?
-        != NVRTC_SUCCESS
+    if guarded(GpuUnavailable::Nvrtc, "nvrtcGetSupportedArchs", || unsafe {
+        nvrtcGetSupportedArchs(archs.as_mut_ptr())
+    })? != NVRTC_SUCCESS
     {
-        return Err(Error::GpuUnavailable("nvrtcGetSupportedArchs failed".into()));
+        return Err(Error::gpu_unavailable(GpuUnavailable::Nvrtc, "nvrtcGetSupportedArchs failed"));
     }
     let mut archs: Vec<u32> = archs.into_iter().filter_map(|a| u32::try_from(a).ok()).collect();
     archs.sort_unstable();
@@ -153,27 +196,32 @@ pub fn nvrtc_supported_archs() -> Result<Vec<u32>> {
 }
 
 /// Compiles `kernel` with NVRTC for the virtual architecture `compute_<arch>` (e.g. 90 for an
-/// H100) and returns the PTX. Needs NVRTC only, no driver or device.
+/// H100) and returns the PTX. Its `#include`s of [`HEADERS`] files are resolved from the
+/// embedded text. Needs NVRTC only, no driver or device.
 ///
 /// # Errors
-/// [`Error::GpuUnavailable`] when NVRTC cannot be loaded; [`Error::Gpu`] with NVRTC's log when
-/// the source does not compile.
+/// [`Error::GpuUnavailable`] ([`GpuUnavailable::Nvrtc`]) when NVRTC cannot be loaded;
+/// [`Error::Gpu`] with NVRTC's log when the source does not compile.
 pub fn compile(kernel: &KernelSource, arch: u32) -> Result<String> {
     if !nvrtc_present() {
-        return Err(Error::GpuUnavailable(NO_NVRTC.into()));
+        return Err(Error::gpu_unavailable(GpuUnavailable::Nvrtc, NO_NVRTC));
     }
     let opts = CompileOptions {
         options: vec![format!("--gpu-architecture=compute_{arch}")],
         name: Some(kernel.file.into()),
         ..CompileOptions::default()
     };
-    let ptx = guarded("NVRTC", || compile_ptx_with_opts(kernel.source, opts))?.map_err(|e| {
-        let detail = match e {
-            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-            other => other.to_string(),
-        };
-        Error::Gpu(format!("NVRTC could not compile kernels/{} for compute_{arch}: {detail}", kernel.file))
-    })?;
+    let ptx = guarded(GpuUnavailable::Nvrtc, "NVRTC", || compile_ptx_with_opts(with_headers(kernel), opts))?
+        .map_err(|e| {
+            let detail = match e {
+                CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+                other => other.to_string(),
+            };
+            Error::Gpu(format!(
+                "NVRTC could not compile kernels/{} for compute_{arch}: {detail}",
+                kernel.file
+            ))
+        })?;
     Ok(ptx.to_src())
 }
 
@@ -188,8 +236,11 @@ pub(super) fn shared() -> Result<Arc<Gpu>> {
 /// Opens CUDA device 0 and compiles and loads the kernels, once per process, and describes it.
 ///
 /// # Errors
-/// [`Error::GpuUnavailable`] with the reason: "no CUDA driver found (libcuda.so)", "no CUDA
-/// device", NVRTC missing or unable to target the device, or a driver too old for NVRTC's PTX.
+/// [`Error::GpuUnavailable`] with its [`GpuUnavailable`] reason: [`Driver`](GpuUnavailable::Driver)
+/// ("no CUDA driver found (libcuda.so)"), [`Device`](GpuUnavailable::Device) ("no CUDA device",
+/// or device 0 cannot be opened), [`Nvrtc`](GpuUnavailable::Nvrtc) (NVRTC missing, or a driver
+/// too old for its PTX), [`Architecture`](GpuUnavailable::Architecture) (NVRTC cannot target
+/// the device). [`Error::Gpu`] if a CUDA call fails while the device is set up.
 pub fn device() -> Result<DeviceInfo> {
     shared().map(|g| g.info.clone())
 }
@@ -203,19 +254,25 @@ pub fn usable() -> bool {
 
 fn open() -> Result<Gpu> {
     if !driver_present() {
-        return Err(Error::GpuUnavailable(NO_DRIVER.into()));
+        return Err(Error::gpu_unavailable(GpuUnavailable::Driver, NO_DRIVER));
     }
-    let count = guarded("cuInit", CudaContext::device_count)?;
+    let count = guarded(GpuUnavailable::Driver, "cuInit", CudaContext::device_count)?;
     match count {
         Ok(c) if c > 0 => {}
-        Ok(_) => return Err(Error::GpuUnavailable("no CUDA device".into())),
-        Err(e) => return Err(Error::GpuUnavailable(format!("no CUDA device (the driver says {e})"))),
+        Ok(_) => return Err(Error::gpu_unavailable(GpuUnavailable::Device, "no CUDA device")),
+        Err(e) => {
+            return Err(Error::gpu_unavailable(
+                GpuUnavailable::Device,
+                format!("no CUDA device (the driver says {e})"),
+            ))
+        }
     }
     if !nvrtc_present() {
-        return Err(Error::GpuUnavailable(NO_NVRTC.into()));
+        return Err(Error::gpu_unavailable(GpuUnavailable::Nvrtc, NO_NVRTC));
     }
-    let ctx = guarded("cuCtx", || CudaContext::new(0))?
-        .map_err(|e| Error::GpuUnavailable(format!("cannot open CUDA device 0: {e}")))?;
+    let ctx = guarded(GpuUnavailable::Device, "cuCtx", || CudaContext::new(0))?.map_err(|e| {
+        Error::gpu_unavailable(GpuUnavailable::Device, format!("cannot open CUDA device 0: {e}"))
+    })?;
     let attr = |a| ctx.attribute(a).map_err(gpu_err("cuDeviceGetAttribute"));
     let compute_capability = ctx.compute_capability().map_err(gpu_err("cuDeviceGetAttribute"))?;
     let multiprocessors = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
@@ -229,17 +286,18 @@ fn open() -> Result<Gpu> {
     let want = (compute_capability.0 * 10 + compute_capability.1) as u32;
     // The newest architecture NVRTC knows that the device can run (PTX is forward-compatible).
     let arch = nvrtc_supported_archs()?.into_iter().filter(|&a| a <= want).max().ok_or_else(|| {
-        Error::GpuUnavailable(format!(
+        let detail = format!(
             "NVRTC {}.{} cannot compile for compute capability {}.{}",
             nvrtc_version.0, nvrtc_version.1, compute_capability.0, compute_capability.1
-        ))
+        );
+        Error::gpu_unavailable(GpuUnavailable::Architecture, detail)
     })?;
     let info = DeviceInfo { name, compute_capability, multiprocessors, arch, driver_version, nvrtc_version };
     let mut functions = Vec::new();
     for kernel in &KERNELS {
         let ptx = compile(kernel, arch)?;
         let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| {
-            Error::GpuUnavailable(format!(
+            let detail = format!(
                 "the CUDA driver (CUDA {}.{}) cannot load kernels/{} compiled by NVRTC {}.{} (use an \
                  NVRTC no newer than the driver): {e}",
                 driver_version / 1000,
@@ -247,7 +305,8 @@ fn open() -> Result<Gpu> {
                 kernel.file,
                 nvrtc_version.0,
                 nvrtc_version.1
-            ))
+            );
+            Error::gpu_unavailable(GpuUnavailable::Nvrtc, detail)
         })?;
         for name in kernel.entry_points {
             functions.push(module.load_function(name).map_err(gpu_err("cuModuleGetFunction"))?);
@@ -346,11 +405,32 @@ mod tests {
     #[test]
     fn kernels_define_the_tile_the_host_launches() {
         for k in &KERNELS {
-            assert!(k.source.contains(&format!("#define TILE {TILE}\n")), "{}", k.file);
+            let source = with_headers(k);
+            assert!(source.contains(&format!("\n#define TILE {TILE}\n")), "{}", k.file);
             for e in k.entry_points {
-                assert!(k.source.contains(&format!("{e}(")), "{}: {e}", k.file);
+                assert!(source.contains(&format!("{e}(")), "{}: {e}", k.file);
             }
         }
+    }
+
+    #[test]
+    fn headers_replace_their_include_and_keep_line_numbers() {
+        for k in &KERNELS {
+            let source = with_headers(k);
+            assert!(!source.lines().any(|l| l.starts_with("#include \"common.cuh\"")), "{}", k.file);
+            assert!(source.contains("__device__ __forceinline__ void coulomb_term("), "{}", k.file);
+        }
+        let kernel = KernelSource {
+            file: "k.cu",
+            source: "// one\n#include \"common.cuh\"\n#include <other.h>\nint four;\n",
+            entry_points: &[],
+        };
+        let source = with_headers(&kernel);
+        let (before, after) = source.split_once("#line 1 \"common.cuh\"\n").expect("the header's #line");
+        assert_eq!(before, "// one\n");
+        let (header, rest) = after.split_once("#line 3 \"k.cu\"\n").expect("the kernel's #line");
+        assert_eq!(header, HEADERS[0].1);
+        assert_eq!(rest, "#include <other.h>\nint four;\n", "line 3 of k.cu follows `#line 3`");
     }
 
     #[test]

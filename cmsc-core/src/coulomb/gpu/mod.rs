@@ -4,7 +4,8 @@
 //! The kernels are CUDA C sources embedded in the library and compiled at run time with NVRTC
 //! for the device's architecture; the CUDA driver and NVRTC are loaded dynamically
 //! (`cudarc`'s `dynamic-loading`), so the library builds and runs without CUDA and a GPU
-//! method then fails with [`crate::Error::GpuUnavailable`], naming what is missing. The
+//! method then fails with [`crate::Error::GpuUnavailable`], whose [`GpuUnavailable`] reason
+//! says what is missing (driver, device, NVRTC, a supported architecture). The
 //! dynamic loader finds `libcuda.so` / `libnvrtc.so.12` the usual way (`LD_LIBRARY_PATH`,
 //! the ld.so cache): NVRTC can come from a CUDA toolkit or from the `nvidia-cuda-nvrtc-cu12`
 //! wheel (`site-packages/nvidia/cuda_nvrtc/lib`). Device 0 is opened, and the kernels compiled
@@ -45,11 +46,13 @@
 mod ddef;
 mod device;
 mod direct;
+mod launch;
 
+pub use crate::error::GpuUnavailable;
 pub use ddef::ddef_solver;
 pub use device::{
     compile, device, nvrtc_present, nvrtc_supported_archs, nvrtc_version, usable, DeviceInfo, KernelSource,
-    KERNELS,
+    HEADERS, KERNELS,
 };
 pub use direct::DirectGpu;
 
