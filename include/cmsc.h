@@ -14,10 +14,11 @@
  *     handle); different handles are independent and may be used from different threads
  *     concurrently. cmsc_last_error() is per thread.
  *   - Nothing panics across the boundary. After any error the simulation keeps its last good
- *     state. If an internal error (CMSC_INTERNAL) interrupts a call that changes a simulation,
+ *     state. If a panic (a bug, CMSC_INTERNAL) interrupts a call that changes a simulation,
  *     the handle is marked unusable: later calls that change it return CMSC_INTERNAL, while
  *     cmsc_get_positions, cmsc_get_velocities and cmsc_energies still read its last good
- *     state; destroy it with cmsc_destroy.
+ *     state; destroy it with cmsc_destroy. Other CMSC_INTERNAL errors (a GPU device failure,
+ *     see CmscStatus) leave the handle usable.
  */
 
 

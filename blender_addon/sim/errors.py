@@ -26,7 +26,8 @@ class UnavailableError(CmscError):
 
 
 class InternalError(CmscError):
-    """CMSC_INTERNAL: a bug in cmsc; the handle may be unusable for changes."""
+    """CMSC_INTERNAL: a GPU device failure at run time (the message starts "GPU error") or a bug
+    in cmsc; after a bug that panicked, the handle is unusable for changes."""
 
     status = 4
 

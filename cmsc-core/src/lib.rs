@@ -63,7 +63,7 @@ pub use collision::{Colliders, Sphere};
 pub use coulomb::{FieldMethod, FieldSolver, Neighborhood};
 pub use counters::StepTimings;
 pub use energy::Energies;
-pub use error::{Error, Result};
+pub use error::{Error, GpuUnavailable, Result};
 pub use fields::{ExternalField, PointCharge};
 pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
 pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
