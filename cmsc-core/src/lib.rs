@@ -68,9 +68,7 @@ pub use fields::{ExternalField, PointCharge};
 pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
 pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
 pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
+pub use model::{Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS};
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
-pub use model::{
-    Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS,
-};
 pub use state::State;
 pub use system::System;

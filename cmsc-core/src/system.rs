@@ -3,8 +3,8 @@
 //! state, and the stepper is told what an edit made stale. Stepping itself lives in `step.rs`.
 
 use crate::collision::Sphere;
-use crate::counters::StepTimings;
 use crate::coulomb::FieldMethod;
+use crate::counters::StepTimings;
 use crate::energy::Energies;
 use crate::error::{Error, Result};
 use crate::fields::ExternalField;

@@ -345,7 +345,13 @@ impl Reverse {
         let (mass, springs, pinned) = (&model.mass, &model.springs, &model.pins.pinned);
         let mut timings = StepTimings::default();
         // Replay the forward iterations, recording every iterate.
-        imex_start(p.alpha() * h, &model.pins, Now { x: now.x, v: now.v }, &mut self.y, &mut self.iterates[0]);
+        imex_start(
+            p.alpha() * h,
+            &model.pins,
+            Now { x: now.x, v: now.v },
+            &mut self.y,
+            &mut self.iterates[0],
+        );
         for k in 0..k_iter {
             let (done, next) = self.iterates.split_at_mut(k + 1);
             next[0].copy_from_slice(&done[k]);
@@ -370,10 +376,17 @@ impl Reverse {
                 *fb += l * h2;
             }
             local_step(springs, &self.iterates[k], &mut self.d);
-            adj.sigma += h2 * adjoint::stiffness_scale_dot(springs, &self.lambda, &self.d, &self.iterates[k + 1]);
+            adj.sigma +=
+                h2 * adjoint::stiffness_scale_dot(springs, &self.lambda, &self.d, &self.iterates[k + 1]);
             adjoint::jt(springs, &self.lambda, &mut self.d_bar);
             self.d_bar.iter_mut().for_each(|e| *e *= h2);
-            adjoint::local_step_vjp(springs, &self.iterates[k], &self.d_bar, &mut self.per_spring, &mut self.g);
+            adjoint::local_step_vjp(
+                springs,
+                &self.iterates[k],
+                &self.d_bar,
+                &mut self.per_spring,
+                &mut self.g,
+            );
             for (g, &p) in self.g.iter_mut().zip(pinned) {
                 if p {
                     *g = Vec3::zeros();

@@ -173,7 +173,9 @@ mod tests {
         let mut near = vec![];
         for j in 0..grid.len() {
             near.extend((0..n as u32).filter(|&i| {
-                (i as usize * 7 + j * 13).is_multiple_of(10) || (j.is_multiple_of(3) && (250..530).contains(&i)) || i == 5
+                (i as usize * 7 + j * 13).is_multiple_of(10)
+                    || (j.is_multiple_of(3) && (250..530).contains(&i))
+                    || i == 5
             }));
             near_start.push(near.len() as u32);
         }
