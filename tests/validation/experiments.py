@@ -101,8 +101,8 @@ def fig4_torus(cfg):
     pairs = []
     for h in c["h"]:
         by = {r["code"]: r for r in runs if r["h"] == h}
-        pairs = (("LAMMPS fix nve", "cmsc Verlet"), ("JAX MD nve", "cmsc Verlet"), ("LAMMPS fix nve", "JAX MD nve"))
-        for a, b in pairs:
+        codes = (("LAMMPS fix nve", "cmsc Verlet"), ("JAX MD nve", "cmsc Verlet"), ("LAMMPS fix nve", "JAX MD nve"))
+        for a, b in codes:
             if a in by and b in by and not by[a]["failed"] and not by[b]["failed"]:
                 k = [i for i, tk in enumerate(by[a]["t"]) if tk <= window + 1e-9]
                 pairs.append({"a": a, "b": b, "h": h,
