@@ -16,20 +16,19 @@
 //!   rounding would survive the subtraction;
 //! - each grid point sums a chunk of [`CHUNK`] sources in `f32`, then adds that to `f64`.
 //!
-//! Error (see [`super::mixed`]): every `f32` term is within about `10⁻⁶ + 3u (1 + 2b/r)` of
-//! itself for a block of half-width `b`; a grid point that met a charge closer than
-//! [`GUARD`] of its block's width (which Delaunay slivers allow: `M_j` covers the tets around
-//! `u_j`, and a sliver among them lets a charge outside come close) is summed again in `f64`.
+//! Error (see the `f32` kernel, [`crate::coulomb::kernel`]): every `f32` term is within about
+//! `10⁻⁶ + 3u (1 + 2b/r)` of itself for a block of half-width `b`; a grid point that met a
+//! charge closer than [`GUARD`] of its block's width (which Delaunay slivers allow: `M_j`
+//! covers the tets around `u_j`, and a sliver among them lets a charge outside come close) is
+//! summed again in `f64`.
 //! So the gather is accurate to ~10⁻⁵ of `Σ_i |term_i|`, three orders below DDEF's own
 //! approximation error (~10⁻², `tests/ddef.rs`); a test below checks it against the `f64` sum
 //! on a scene with a 1 mm cluster 1 km from a metre-wide cloud.
 
 use rayon::prelude::*;
 
-use super::super::direct::{field_sum, Soa};
-use super::super::inv_r3;
+use super::super::kernel::{field_sum, inv_r3, local, Frame32, Soa, GUARD};
 use super::locate::morton;
-use super::mixed::{local, Frame32, GUARD};
 #[cfg(doc)]
 use super::{grid::UnitGrid, locate::Location};
 use crate::math::{Real, Vec3};

@@ -35,12 +35,11 @@ mod delaunay;
 mod gather;
 mod grid;
 mod locate;
-mod mixed;
 mod near;
 
 use std::time::Instant;
 
-use super::direct::Soa;
+use super::kernel::Soa;
 use super::{Charged, FarFieldGather, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
@@ -297,7 +296,7 @@ impl Ddef {
 #[cfg(test)]
 fn term(p: Vec3, x: Vec3, q: Real, eps2: Real) -> Vec3 {
     let r = p - x;
-    r * (q * super::inv_r3(r.norm_squared() + eps2))
+    r * (q * super::kernel::inv_r3(r.norm_squared() + eps2))
 }
 
 impl FieldSolver for Ddef {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::super::direct::{field_sum_refined, Soa};
+use super::super::kernel::{field_sum_refined, Soa};
 use super::grid::UnitGrid;
 use super::locate::Location;
 use crate::math::{Real, Vec3};
