@@ -15,9 +15,9 @@
 use halton::Sequence;
 use rayon::prelude::*;
 
+use super::blocks::Blocks;
+use super::csr::{union_with_membership, Csr};
 use super::delaunay::{tetrahedralize, Tetrahedralization, NONE};
-use super::gather::Blocks;
-use super::near::union_with_membership;
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -81,10 +81,8 @@ pub(super) struct UnitGrid {
     pub aspect: Vec3,
     /// Their tetrahedralization, with adjacency.
     pub tri: Tetrahedralization,
-    /// CSR offsets of the near set of each tet.
-    near_offsets: Vec<u32>,
-    /// Concatenated near sets, each sorted ascending (for binary-search membership tests).
-    near: Vec<u32>,
+    /// The near set of each tet, each sorted ascending (for binary-search membership tests).
+    near: Csr,
     /// The band of a [`Placement::Following`] grid.
     band: Option<Occupancy>,
     /// The points in compact blocks, for the far-field gather.
@@ -113,9 +111,9 @@ impl UnitGrid {
     ) -> Result<Self> {
         let tri = tetrahedralize(&points)
             .map_err(|e| Error::invalid("grid_points", None, format!("tetrahedralization failed: {e}")))?;
-        let (near_offsets, near) = near_sets(&tri, points.len(), neighborhood);
+        let near = near_sets(&tri, points.len(), neighborhood);
         let blocks = Blocks::new(&points);
-        Ok(UnitGrid { points, aspect, tri, near_offsets, near, band, blocks })
+        Ok(UnitGrid { points, aspect, tri, near, band, blocks })
     }
 
     /// True when a box of aspect `aspect` maps onto this grid with tets stretched by at most
@@ -129,7 +127,7 @@ impl UnitGrid {
     /// The near grid points of a charge in tet `t`, sorted.
     #[inline]
     pub fn near(&self, t: u32) -> &[u32] {
-        &self.near[self.near_offsets[t as usize] as usize..self.near_offsets[t as usize + 1] as usize]
+        self.near.row(t as usize)
     }
 
     /// Number of Halton points `m` (excluding the corners).
@@ -317,18 +315,21 @@ impl Occupancy {
     }
 }
 
+/// Tets (or grid points) per rayon task while building the near sets and one-rings.
+const CHUNK: usize = 1024;
+
 /// The near set of every tet, as CSR.
 ///
 /// [`Neighborhood::Ring`]: the vertices of every tet that shares a vertex with `τ` are the
 /// union of the closed one-rings of `τ`'s 4 vertices (a vertex of a tet incident to `v` is `v`
 /// or joined to it by an edge of that tet), so each tet merges 4 short sorted lists instead of
 /// sorting the ~400 vertex slots of the ~25 tets around each of its vertices.
-fn near_sets(tri: &Tetrahedralization, n_points: usize, neighborhood: Neighborhood) -> (Vec<u32>, Vec<u32>) {
+pub(super) fn near_sets(tri: &Tetrahedralization, n_points: usize, neighborhood: Neighborhood) -> Csr {
     let rings = (neighborhood == Neighborhood::Ring).then(|| closed_rings(tri, n_points));
     // per chunk of tets: the sets' lengths and their concatenation, joined in order
     let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..tri.tets.len())
         .into_par_iter()
-        .chunks(1024)
+        .chunks(CHUNK)
         .map(|chunk| {
             let (mut lens, mut near, mut set) = (Vec::with_capacity(chunk.len()), Vec::new(), Vec::new());
             for t in chunk {
@@ -345,10 +346,8 @@ fn near_sets(tri: &Tetrahedralization, n_points: usize, neighborhood: Neighborho
                         set.dedup();
                         near.extend_from_slice(&set);
                     }
-                    Some((offsets, ring)) => {
-                        let of =
-                            |v: u32| &ring[offsets[v as usize] as usize..offsets[v as usize + 1] as usize];
-                        union_with_membership(tet.map(of), |j, _| near.push(j));
+                    Some(ring) => {
+                        union_with_membership(tet.map(|v| ring.row(v as usize)), |j, _| near.push(j));
                     }
                 }
                 lens.push((near.len() - start) as u32);
@@ -356,38 +355,25 @@ fn near_sets(tri: &Tetrahedralization, n_points: usize, neighborhood: Neighborho
             (lens, near)
         })
         .collect();
-    join_csr(chunks)
+    Csr::join(chunks)
 }
 
 /// Each grid point's closed one-ring, itself and the points it shares a Delaunay edge with,
 /// ascending, as CSR.
-fn closed_rings(tri: &Tetrahedralization, n_points: usize) -> (Vec<u32>, Vec<u32>) {
+fn closed_rings(tri: &Tetrahedralization, n_points: usize) -> Csr {
     // vertex → incident tets
-    let mut inc_off = vec![0u32; n_points + 1];
-    for t in &tri.tets {
-        for &v in t {
-            inc_off[v as usize + 1] += 1;
-        }
-    }
-    for v in 0..n_points {
-        inc_off[v + 1] += inc_off[v];
-    }
-    let mut inc = vec![0u32; inc_off[n_points] as usize];
-    let mut fill = inc_off.clone();
-    for (t, tet) in tri.tets.iter().enumerate() {
-        for &v in tet {
-            inc[fill[v as usize] as usize] = t as u32;
-            fill[v as usize] += 1;
-        }
-    }
+    let mut incident = Csr::default();
+    incident.group(n_points, || {
+        tri.tets.iter().enumerate().flat_map(|(t, tet)| tet.iter().map(move |&v| (v, t as u32)))
+    });
     let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..n_points)
         .into_par_iter()
-        .chunks(1024)
+        .chunks(CHUNK)
         .map(|chunk| {
             let (mut lens, mut rings, mut set) = (Vec::with_capacity(chunk.len()), Vec::new(), Vec::new());
             for v in chunk {
                 set.clear();
-                for &t in &inc[inc_off[v] as usize..inc_off[v + 1] as usize] {
+                for &t in incident.row(v) {
                     set.extend_from_slice(&tri.tets[t as usize]);
                 }
                 set.sort_unstable();
@@ -398,21 +384,7 @@ fn closed_rings(tri: &Tetrahedralization, n_points: usize) -> (Vec<u32>, Vec<u32
             (lens, rings)
         })
         .collect();
-    join_csr(chunks)
-}
-
-/// Joins per-chunk `(lengths, concatenated lists)`, in order, into one CSR `(offsets, lists)`.
-fn join_csr(chunks: Vec<(Vec<u32>, Vec<u32>)>) -> (Vec<u32>, Vec<u32>) {
-    let mut offsets = Vec::with_capacity(chunks.iter().map(|c| c.0.len()).sum::<usize>() + 1);
-    offsets.push(0u32);
-    let mut lists = Vec::with_capacity(chunks.iter().map(|c| c.1.len()).sum());
-    for (lens, part) in chunks {
-        for len in lens {
-            offsets.push(offsets.last().unwrap() + len);
-        }
-        lists.extend_from_slice(&part);
-    }
-    (offsets, lists)
+    Csr::join(chunks)
 }
 
 /// The axis-aligned box the unit grid is mapped to.
@@ -542,7 +514,7 @@ mod tests {
                 ring.dedup();
                 assert_eq!(g.near(t as u32), ring, "tet {t}");
             }
-            let (offsets, near) = near_sets(&g.tri, g.points.len(), Neighborhood::Face);
+            let face_sets = near_sets(&g.tri, g.points.len(), Neighborhood::Face);
             for (t, tet) in tets.iter().enumerate() {
                 let mut face: Vec<u32> = tets
                     .iter()
@@ -551,7 +523,7 @@ mod tests {
                     .collect();
                 face.sort_unstable();
                 face.dedup();
-                assert_eq!(near[offsets[t] as usize..offsets[t + 1] as usize], face, "tet {t}");
+                assert_eq!(face_sets.row(t), face, "tet {t}");
             }
         }
     }

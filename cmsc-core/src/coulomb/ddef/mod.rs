@@ -31,10 +31,13 @@
 //! whose terms are each right to `6·10⁻⁷` ([`near`]). Both are three or more orders below the
 //! method's own error (~10⁻²).
 
+mod blocks;
+mod csr;
 mod delaunay;
 mod gather;
 mod grid;
 mod locate;
+mod morton;
 mod near;
 
 use std::time::Instant;
@@ -341,10 +344,10 @@ impl FieldSolver for Ddef {
         self.e_grid.resize(world.len(), Vec3::zeros());
         let mut guarded = 0;
         if let (true, Some(gather)) = (self.far_field, self.gather.as_mut()) {
-            gather.gather(&world, cx, cq, eps2, &loc.inv_offsets, &loc.inv, &mut self.e_grid)?;
+            gather.gather(&world, cx, cq, eps2, &loc.inv.offsets, &loc.inv.items, &mut self.e_grid)?;
         } else if self.far_field {
             self.sources.load(cx, cq);
-            let near = (&loc.inv_offsets[..], &loc.inv[..]);
+            let near = (&loc.inv.offsets[..], &loc.inv.items[..]);
             let extent = grid_box.size.max();
             guarded =
                 gather::far_field(&grid.blocks, &world, extent, &self.sources, eps2, near, &mut self.e_grid);
