@@ -10,7 +10,7 @@ mod direct;
 pub mod gpu;
 mod kernel;
 
-pub use ddef::{Ddef, DdefTimings, Neighborhood, Placement, ADAPTIVE_MIN_GRID_POINTS};
+pub use ddef::{Ddef, DdefTimings, Neighborhood, Placement, ADAPTIVE_MIN_GRID_POINTS, MAX_GRID_POINTS};
 pub use gpu::DirectGpu;
 
 pub use direct::{coulomb_energy, DirectSum};

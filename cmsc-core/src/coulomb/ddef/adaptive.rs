@@ -14,7 +14,10 @@
 //! exactly.
 
 use crate::math::Real;
-use crate::system::MAX_GRID_POINTS;
+
+/// Largest accepted DDEF grid size `m`: the far-field gather costs `O(m n)`, and beyond 10⁷
+/// points the grid alone needs gigabytes.
+pub const MAX_GRID_POINTS: u32 = 10_000_000;
 
 /// Smallest grid of the adaptive solver: the paper's error has converged from `m ≈ 100` (Fig. 3).
 pub const ADAPTIVE_MIN_GRID_POINTS: u32 = 100;

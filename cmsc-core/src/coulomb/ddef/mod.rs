@@ -53,7 +53,7 @@ mod neighborhood;
 mod placement;
 mod solver;
 
-pub use adaptive::ADAPTIVE_MIN_GRID_POINTS;
+pub use adaptive::{ADAPTIVE_MIN_GRID_POINTS, MAX_GRID_POINTS};
 pub use neighborhood::Neighborhood;
 pub use placement::Placement;
 pub use solver::{Ddef, DdefTimings};
