@@ -46,8 +46,8 @@ impl UnitGrid {
     /// Builds the grid for `m` Halton points ([`super::Placement::Uniform`]).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] (`grid_points`) if the tetrahedralization fails, which only a
-    /// bug can cause for these points.
+    /// [`Error::Internal`] if the tetrahedralization fails, which only a bug can cause for these
+    /// points.
     pub fn new(m: u32, neighborhood: Neighborhood, aspect: Vec3) -> Result<Self> {
         let grid = Self::build(uniform_points(aspect, m as usize), neighborhood, aspect, None)?;
         // Halton points are distinct and never on a corner, so nothing is skipped as a duplicate.
@@ -73,7 +73,7 @@ impl UnitGrid {
         band: Option<Occupancy>,
     ) -> Result<Self> {
         let tri = tetrahedralize(&points)
-            .map_err(|e| Error::invalid("grid_points", None, format!("tetrahedralization failed: {e}")))?;
+            .map_err(|e| Error::Internal(format!("tetrahedralization of the DDEF grid failed: {e}")))?;
         let near = near_sets(&tri, points.len(), neighborhood);
         let blocks = Blocks::new(&points);
         Ok(UnitGrid { points, aspect, tri, near, band, blocks })
