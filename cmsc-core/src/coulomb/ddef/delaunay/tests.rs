@@ -1,9 +1,9 @@
 //! The tetrahedralization's tests: every structural and Delaunay property of the result
 //! ([`check`]) on random, Halton, lattice, degenerate and duplicate-laden point sets, the
-//! predicates' sign conventions, invalid inputs, and point location.
+//! predicates' sign conventions, invalid inputs, and point location. (Its timing is the
+//! criterion bench `cargo bench -p cmsc-core --bench delaunay`.)
 
 use std::collections::{HashMap, HashSet};
-use std::time::Instant;
 
 use robust::Coord3D;
 
@@ -363,16 +363,5 @@ fn locate_points() {
         let v = tri.tets[r.below(tri.tets.len())];
         let q = v.iter().map(|&i| pts[i as usize]).sum::<Vec3>() / 4.0;
         assert_contains(&pts, &tri, locate(&pts, &tri, k, q), &q);
-    }
-}
-
-#[test]
-fn timing() {
-    for n in [1_000, 10_000] {
-        let pts = halton(n);
-        let t = Instant::now();
-        let tri = tetrahedralize(&pts).expect("tetrahedralize");
-        let dt = t.elapsed();
-        eprintln!("delaunay: {n} Halton points + 8 corners: {} tets in {dt:?}", tri.tets.len());
     }
 }
