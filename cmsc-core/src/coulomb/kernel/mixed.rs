@@ -1,4 +1,4 @@
-//! The `f32` pair kernel of DDEF's far-field gather ([`crate::coulomb::ddef::gather`]): eight pairs per AVX2
+//! The `f32` pair kernel of DDEF's far-field gather (`coulomb/ddef/gather.rs`): eight pairs per AVX2
 //! instruction, for sums that only need to be far more accurate than DDEF's own approximation
 //! (~10⁻²).
 //!

@@ -11,7 +11,8 @@
 //!    from corner `(lo, lo, lo)` to `(hi, hi, hi)` (all 8 corners are cospherical, so this is
 //!    Delaunay);
 //! 2. *BRIO order* ([`brio`]): the order in which the other points are inserted;
-//! 3. *locate* ([`walk`]): each point is located by a visibility walk from the last created tet;
+//! 3. *locate* ([`walk`](mod@walk)): each point is located by a visibility walk from the last
+//!    created tet;
 //! 4. *cavity* ([`cavity`]): the face-connected set of tets whose circumsphere *strictly*
 //!    contains the point (cospherical = not in conflict), found by BFS from the containing tet
 //!    (which always conflicts: a point of a closed tet other than its vertices is strictly
