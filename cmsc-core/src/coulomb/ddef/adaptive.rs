@@ -74,8 +74,9 @@ mod tests {
         assert_eq!((0..6).map(grid_at_level).collect::<Vec<_>>(), [100, 141, 200, 283, 400, 566]);
         // 5 n^0.6: ~1,000 at n = 10K, ~5,000 at 100K, at least 100, at most n/2
         assert_eq!([first_grid(10), first_grid(10_000), first_grid(100_000)], [100, 1131, 4525]);
-        assert_eq!(first_grid(1000), 283); // below 5 n^0.6 = 315: the nearest level
-                                           // balanced (near = c gather): stays; one level off: stays; two levels off: moves
+        // 5 n^0.6 = 315 at n = 1000: the nearest level is 283
+        assert_eq!(first_grid(1000), 283);
+        // balanced (near = c gather): stays; one level off: stays; two levels off: moves
         assert_eq!(next_grid(1131, 100_000, 1e9, 0.5e9), 1131);
         assert_eq!(next_grid(1131, 100_000, 1e9, 0.5e9 * 2f64.powf(0.5 / 0.6)), 1131);
         assert_eq!(next_grid(1131, 100_000, 1e9, 0.5e9 * 2f64.powf(1.0 / 0.6)), 2263);
