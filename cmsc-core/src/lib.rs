@@ -60,7 +60,7 @@ mod step;
 mod system;
 
 pub use collision::{Colliders, Sphere};
-pub use coulomb::{FieldMethod, FieldSolver, Neighborhood};
+pub use coulomb::{FieldMethod, FieldSolver, Neighborhood, MAX_GRID_POINTS};
 pub use counters::StepTimings;
 pub use energy::Energies;
 pub use error::{Error, GpuUnavailable, Result};
@@ -68,7 +68,7 @@ pub use fields::{ExternalField, PointCharge};
 pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
 pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
 pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
-pub use model::{Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS};
+pub use model::{Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
 pub use state::State;
 pub use system::System;

@@ -2,20 +2,18 @@
 //! approximation is measured against, written to be a serious baseline.
 //!
 //! Layout: positions and charges are copied once per call into structure-of-arrays buffers
-//! padded to [`LANES`] with zero charges, so the inner loop is branch-free over fixed-width
+//! padded with zero charges ([`Soa`]), so the inner loop is branch-free over fixed-width
 //! chunks that LLVM turns into SIMD (the `r = 0` guard is a select). Targets are split across
 //! rayon threads in blocks. On x86-64 CPUs with AVX2+FMA (detected at run time, so one binary
-//! runs everywhere) the pair kernel is [`super::simd`]'s, which avoids the per-pair square root
-//! and division.
+//! runs everywhere) the pair kernel is [`super::kernel`]'s AVX2 one, which avoids the per-pair
+//! square root and division.
 
 use rayon::prelude::*;
 
-use super::{inv_r3, Charged, FieldMethod, FieldSolver};
+use super::kernel::{field_sum, Soa};
+use super::{Charged, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
-
-/// SIMD-friendly chunk width: two AVX2 registers of f64, one AVX-512 register.
-pub(super) const LANES: usize = 8;
 
 /// Targets per rayon task: large enough to amortise scheduling, small enough to balance.
 const TARGET_BLOCK: usize = 64;
@@ -31,96 +29,6 @@ pub struct DirectSum {
     charged: Charged,
     /// Forces on the charged vertices.
     forces: Vec<Vec3>,
-}
-
-/// Sources as structure of arrays, zero-padded to a multiple of [`LANES`].
-#[derive(Debug, Default)]
-pub(super) struct Soa {
-    pub x: Vec<Real>,
-    pub y: Vec<Real>,
-    pub z: Vec<Real>,
-    pub q: Vec<Real>,
-}
-
-impl Soa {
-    pub fn load(&mut self, pos: &[Vec3], q: &[Real]) {
-        let padded = pos.len().div_ceil(LANES) * LANES;
-        for (buf, f) in [(&mut self.x, 0), (&mut self.y, 1), (&mut self.z, 2)] {
-            buf.clear();
-            buf.extend(pos.iter().map(|p| p[f]));
-            buf.resize(padded, 0.0);
-        }
-        self.q.clear();
-        self.q.extend_from_slice(q);
-        self.q.resize(padded, 0.0);
-    }
-
-    /// Empties the sources.
-    pub fn clear(&mut self) {
-        for buf in [&mut self.x, &mut self.y, &mut self.z, &mut self.q] {
-            buf.clear();
-        }
-    }
-
-    /// Appends a source at `p` with charge `q` (call [`Soa::pad`] before summing).
-    #[inline]
-    pub fn push(&mut self, p: Vec3, q: Real) {
-        self.x.push(p.x);
-        self.y.push(p.y);
-        self.z.push(p.z);
-        self.q.push(q);
-    }
-
-    /// Zero-pads to a multiple of [`LANES`] (zero charges).
-    pub fn pad(&mut self) {
-        let padded = self.q.len().div_ceil(LANES) * LANES;
-        for buf in [&mut self.x, &mut self.y, &mut self.z, &mut self.q] {
-            buf.resize(padded, 0.0);
-        }
-    }
-}
-
-/// `Σ_j q_j (p − x_j) / (|p − x_j|² + ε²)^{3/2}` over all sources (the field at `p` divided by
-/// `k_c`, V/m per (N·m²/C²)). Sources at distance 0 with `ε = 0` contribute nothing, which also
-/// drops the self term `j = i`.
-#[inline(always)]
-pub(super) fn field_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
-    let (mut ax, mut ay, mut az) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
-    let chunks =
-        s.x.chunks_exact(LANES)
-            .zip(s.y.chunks_exact(LANES))
-            .zip(s.z.chunks_exact(LANES).zip(s.q.chunks_exact(LANES)));
-    for ((cx, cy), (cz, cq)) in chunks {
-        for l in 0..LANES {
-            let (dx, dy, dz) = (p.x - cx[l], p.y - cy[l], p.z - cz[l]);
-            let r2 = dx * dx + dy * dy + dz * dz + eps2;
-            let w = cq[l] * inv_r3(r2);
-            ax[l] += dx * w;
-            ay[l] += dy * w;
-            az[l] += dz * w;
-        }
-    }
-    Vec3::new(ax.iter().sum(), ay.iter().sum(), az.iter().sum())
-}
-
-/// The softened field sum at `p` (see [`field_sum_portable`]), with the AVX2+FMA kernel where
-/// the CPU has it (detected at run time; the check is a cached load), to `f64` round-off.
-#[inline]
-pub(super) fn field_sum(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
-    field_sum_refined::<3>(p, eps2, s)
-}
-
-/// [`field_sum`] with `NEWTON` refinements of the AVX2 kernel's `1/r` estimate: 3 give `f64`
-/// round-off, 1 a relative error of `2·10⁻⁷` per term (`6·10⁻⁷` in `1/r³`) at about 0.8× the
-/// cost. The portable kernel is exact either way.
-#[inline]
-pub(super) fn field_sum_refined<const NEWTON: usize>(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        // SAFETY: AVX2 and FMA are present (checked above); `s` is padded to LANES.
-        return unsafe { super::simd::field_sum::<NEWTON>(p, eps2, s) };
-    }
-    field_sum_portable(p, eps2, s)
 }
 
 fn block(targets: &[Vec3], q: &[Real], scale: Real, eps2: Real, s: &Soa, out: &mut [Vec3]) {

@@ -8,12 +8,13 @@
 mod ddef;
 mod direct;
 pub mod gpu;
-mod simd;
+mod kernel;
 
-pub use ddef::{Ddef, DdefTimings, Neighborhood, Placement, ADAPTIVE_MIN_GRID_POINTS};
+pub use ddef::{Ddef, DdefTimings, Neighborhood, Placement, ADAPTIVE_MIN_GRID_POINTS, MAX_GRID_POINTS};
 pub use gpu::DirectGpu;
 
 pub use direct::{coulomb_energy, DirectSum};
+pub(crate) use kernel::inv_r3;
 
 use crate::error::Result;
 use crate::math::{Real, Vec3};
@@ -196,16 +197,4 @@ pub fn make_solver(
         FieldMethod::DirectGpu => Box::new(DirectGpu::new()?),
         FieldMethod::Direct | FieldMethod::Auto | FieldMethod::AutoCpu => Box::new(DirectSum::default()),
     })
-}
-
-/// Softened inverse cube distance `1 / (r² + ε²)^{3/2}` given `r² + ε²`, or `0` where that is
-/// too small to invert finitely (only possible with `ε = 0` for coincident points).
-#[inline(always)]
-pub(crate) fn inv_r3(r2_soft: Real) -> Real {
-    let r3 = r2_soft * r2_soft.sqrt();
-    if r3 > Real::MIN_POSITIVE {
-        1.0 / r3
-    } else {
-        0.0
-    }
 }

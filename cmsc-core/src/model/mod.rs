@@ -6,7 +6,7 @@
 mod params;
 mod pins;
 
-pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_GRID_POINTS, MAX_ITERATIONS};
+pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
 pub(crate) use pins::Pins;
 
 use crate::collision::Colliders;

@@ -1,6 +1,6 @@
 //! Simulation parameters, in SI units, with validation.
 
-use crate::coulomb::{FieldMethod, Neighborhood};
+use crate::coulomb::{FieldMethod, Neighborhood, MAX_GRID_POINTS};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -10,10 +10,6 @@ pub const COULOMB_CONSTANT: Real = 8.987_551_792_3e9;
 /// Largest accepted number of local/global iterations per step. More than this is almost
 /// certainly a unit mistake, and would make a single step take minutes on large meshes.
 pub const MAX_ITERATIONS: u32 = 100_000;
-
-/// Largest accepted DDEF grid size `m`: the far-field gather costs `O(m n)`, and beyond 10⁷
-/// points the grid alone needs gigabytes.
-pub const MAX_GRID_POINTS: u32 = 10_000_000;
 
 /// Which time integrator advances the state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

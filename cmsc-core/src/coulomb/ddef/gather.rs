@@ -16,102 +16,35 @@
 //!   rounding would survive the subtraction;
 //! - each grid point sums a chunk of [`CHUNK`] sources in `f32`, then adds that to `f64`.
 //!
-//! Error (see [`super::mixed`]): every `f32` term is within about `10⁻⁶ + 3u (1 + 2b/r)` of
-//! itself for a block of half-width `b`; a grid point that met a charge closer than
-//! [`GUARD`] of its block's width (which Delaunay slivers allow: `M_j` covers the tets around
-//! `u_j`, and a sliver among them lets a charge outside come close) is summed again in `f64`.
+//! Error (see the `f32` kernel, [`crate::coulomb::kernel`]): every `f32` term is within about
+//! `10⁻⁶ + 3u (1 + 2b/r)` of itself for a block of half-width `b`; a grid point that met a
+//! charge closer than [`GUARD`] of its block's width (which Delaunay slivers allow: `M_j`
+//! covers the tets around `u_j`, and a sliver among them lets a charge outside come close) is
+//! summed again in `f64`.
 //! So the gather is accurate to ~10⁻⁵ of `Σ_i |term_i|`, three orders below DDEF's own
 //! approximation error (~10⁻², `tests/ddef.rs`); a test below checks it against the `f64` sum
 //! on a scene with a 1 mm cluster 1 km from a metre-wide cloud.
 
 use rayon::prelude::*;
 
-use super::super::direct::{field_sum, Soa};
-use super::super::inv_r3;
-use super::locate::morton;
-use super::mixed::{local, Frame32, GUARD};
+use super::super::kernel::{field_sum, inv_r3, local, Frame32, Soa, GUARD};
+use super::blocks::Blocks;
 #[cfg(doc)]
-use super::{grid::UnitGrid, locate::Location};
+use super::blocks::BLOCK;
 use crate::math::{Real, Vec3};
-
-/// Most grid points per block: they share one origin and read each chunk of sources once.
-const BLOCK: usize = 32;
 
 /// Sources per chunk: converted to `f32` once per block and summed in `f32` by each of its
 /// points (16 KB, held in L1), a multiple of the kernel's 16 pairs per iteration.
 const CHUNK: usize = 1024;
 
-/// The grid points in compact blocks: the leaves of an octree split until a cell holds at most
-/// [`BLOCK`] points, small sibling leaves packed together. A block is thus never wider than an
-/// octree cell whose parent held more than [`BLOCK`] points, a few local grid spacings, even
-/// where the points' density changes by orders of magnitude (runs of the plain Morton order
-/// can jump across the whole box).
-#[derive(Debug, Default)]
-pub(super) struct Blocks {
-    /// Point indices, block after block (Morton order).
-    order: Vec<u32>,
-    /// Start of each block in `order`, then `order.len()`.
-    starts: Vec<u32>,
-}
-
-impl Blocks {
-    /// Blocks of `points` (unit cube coordinates; outside points are clamped to it).
-    pub fn new(points: &[Vec3]) -> Self {
-        let mut keyed: Vec<(u64, u32)> =
-            points.iter().enumerate().map(|(j, &p)| (morton(p), j as u32)).collect();
-        keyed.sort_unstable();
-        let codes: Vec<u64> = keyed.iter().map(|k| k.0).collect();
-        let mut starts = vec![];
-        split(&codes, 0, codes.len(), 0, &mut starts);
-        starts.push(codes.len() as u32);
-        Blocks { order: keyed.into_iter().map(|k| k.1).collect(), starts }
-    }
-
-    /// The blocks, as slices of point indices.
-    fn iter(&self) -> impl IndexedParallelIterator<Item = &[u32]> {
-        self.starts.par_windows(2).map(|w| &self.order[w[0] as usize..w[1] as usize])
-    }
-}
-
-/// Appends to `starts` the blocks of the Morton-sorted `codes[lo..hi]`, an octree cell at
-/// `level` (0 = the whole cube; 21 levels of 3 bits).
-fn split(codes: &[u64], lo: usize, hi: usize, level: u32, starts: &mut Vec<u32>) {
-    if hi - lo <= BLOCK || level == 21 {
-        starts.push(lo as u32);
-        return;
-    }
-    let shift = 3 * (20 - level);
-    let mut pack: Option<usize> = None; // start of small children being packed into one block
-    let mut child = lo;
-    while child < hi {
-        let key = codes[child] >> shift;
-        let end = child + codes[child..hi].partition_point(|&c| c >> shift == key);
-        if end - child > BLOCK {
-            if let Some(p) = pack.take() {
-                starts.push(p as u32);
-            }
-            split(codes, child, end, level + 1, starts);
-        } else if pack.is_none_or(|p| end - p > BLOCK) {
-            if let Some(p) = pack {
-                starts.push(p as u32);
-            }
-            pack = Some(child);
-        }
-        child = end;
-    }
-    if let Some(p) = pack {
-        starts.push(p as u32);
-    }
-}
-
 /// Writes `ê(u_j) / k_c` for every grid point `j` into `out`; returns how many points were
 /// summed again in `f64` (the guard of the module docs).
 ///
 /// # Arguments
-/// * `blocks` — the grid points in blocks of neighbours ([`UnitGrid::blocks`]);
+/// * `blocks` — the grid points in blocks of neighbours (the grid's [`Blocks`]);
 /// * `world` — grid points (m, world frame); `extent` — the largest edge of their box (m);
 /// * `sources` — the charges (m, C), padded with zero charges; `eps2` — the softening `ε²` (m²);
-/// * `near_start`, `near` — `M_j` as CSR ([`Location::inv_offsets`], [`Location::inv`]):
+/// * `near_start`, `near` — `M_j` as CSR (offsets and items of the location's inverse lists):
 ///   indices into `sources`, ascending within each `j`.
 pub(super) fn far_field(
     blocks: &Blocks,
@@ -122,7 +55,7 @@ pub(super) fn far_field(
     (near_start, near): (&[u32], &[u32]),
     out: &mut [Vec3],
 ) -> usize {
-    debug_assert!(blocks.order.len() == world.len() && out.len() == world.len());
+    debug_assert!(blocks.point_count() == world.len() && out.len() == world.len());
     debug_assert!(near_start.len() == world.len() + 1);
     let q_max = sources.q.iter().fold(0.0, |a: Real, b| a.max(b.abs()));
     if q_max == 0.0 || !q_max.is_finite() {

@@ -1,11 +1,17 @@
-//! Alg. 1, lines 3–5: for every charge, its containing tet `τ_i` and barycentric coordinates
+//! Alg. 1, line 3: for every charge, its containing tet `τ_i` and barycentric coordinates
 //! `ψ_i`, and the inverse lists `M_j = {i : u_j ∈ N_i}` (the near sets `N_i` depend on `τ_i`
 //! only and are precomputed per tet by [`UnitGrid`]).
+//!
+//! Charges walk to their tets in Morton order ([`super::morton`]), each from the previous
+//! charge's tet or its own tet of the last call; `M_j` is one counting sort of the pairs
+//! `(j, i)`, `u_j ∈ N_i` ([`Csr::group`]).
 
 use rayon::prelude::*;
 
+use super::csr::Csr;
 use super::delaunay::{locate, NONE};
 use super::grid::UnitGrid;
+use super::morton::morton;
 use crate::math::{Real, Vec3};
 
 /// Where each charge sits in the grid. Indices `i` are positions in the charged-vertex list.
@@ -15,31 +21,8 @@ pub(super) struct Location {
     pub tet: Vec<u32>,
     /// Barycentric coordinates `ψ_i` over `τ_i`'s vertices (sum to 1).
     pub bary: Vec<[Real; 4]>,
-    /// CSR offsets of `M_j` per grid point.
-    pub inv_offsets: Vec<u32>,
-    /// Concatenated `M_j` (charge indices).
-    pub inv: Vec<u32>,
-}
-
-impl Location {
-    /// `M_j` as a slice.
-    #[inline]
-    pub fn inverse(&self, j: usize) -> &[u32] {
-        &self.inv[self.inv_offsets[j] as usize..self.inv_offsets[j + 1] as usize]
-    }
-}
-
-/// 3 × 21-bit Morton code of a point in the unit cube.
-pub(super) fn morton(u: Vec3) -> u64 {
-    fn spread(v: Real) -> u64 {
-        let mut x = (v.clamp(0.0, 1.0) * ((1 << 21) - 1) as Real) as u64;
-        x = (x | (x << 32)) & 0x1f_0000_0000_ffff;
-        x = (x | (x << 16)) & 0x1f_0000_ff00_00ff;
-        x = (x | (x << 8)) & 0x100f_00f0_0f00_f00f;
-        x = (x | (x << 4)) & 0x10c3_0c30_c30c_30c3;
-        (x | (x << 2)) & 0x1249_2492_4924_9249
-    }
-    spread(u.x) | (spread(u.y) << 1) | (spread(u.z) << 2)
+    /// `M_j` per grid point `j` (charge indices, ascending).
+    pub inv: Csr,
 }
 
 /// Barycentric coordinates of `p` in the tet with vertices `v` (any orientation).
@@ -89,26 +72,10 @@ pub(super) fn locate_all(grid: &UnitGrid, u: &[Vec3], warm: &mut [u32], loc: &mu
     loc.bary.par_iter_mut().zip(loc.tet.par_iter()).enumerate().for_each(|(i, (bary, &t))| {
         *bary = barycentric(tets[t as usize].map(|v| points[v as usize]), u[i]);
     });
-    // M_j = {i : u_j ∈ N_i} by counting sort over (j, i)
-    let m = points.len();
-    loc.inv_offsets.clear();
-    loc.inv_offsets.resize(m + 1, 0);
-    for &t in &loc.tet {
-        for &j in grid.near(t) {
-            loc.inv_offsets[j as usize + 1] += 1;
-        }
-    }
-    for j in 0..m {
-        loc.inv_offsets[j + 1] += loc.inv_offsets[j];
-    }
-    loc.inv.resize(loc.inv_offsets[m] as usize, 0);
-    let mut fill = loc.inv_offsets.clone();
-    for (i, &t) in loc.tet.iter().enumerate() {
-        for &j in grid.near(t) {
-            loc.inv[fill[j as usize] as usize] = i as u32;
-            fill[j as usize] += 1;
-        }
-    }
+    let tet = &loc.tet;
+    loc.inv.group(points.len(), || {
+        tet.iter().enumerate().flat_map(|(i, &t)| grid.near(t).iter().map(move |&j| (j, i as u32)))
+    });
 }
 
 #[cfg(test)]
@@ -123,11 +90,5 @@ mod tests {
         let back: Vec3 = v.iter().zip(w).map(|(a, w)| a * w).sum();
         assert!((back - p).norm() < 1e-15);
         assert!((w.iter().sum::<Real>() - 1.0).abs() < 1e-15);
-    }
-
-    #[test]
-    fn morton_orders_by_interleaved_bits() {
-        assert!(morton(Vec3::new(0.1, 0.1, 0.1)) < morton(Vec3::new(0.9, 0.9, 0.9)));
-        assert_eq!(morton(Vec3::zeros()), 0);
     }
 }

@@ -6,19 +6,20 @@
 //! the part of `j` that `ê(u_v)` still holds), then per charge `i ∈ τ`: `Σ_v ψ_iv ê'_v` plus
 //! the exact sum over `C_τ` (`i` itself is in `C_τ` and contributes 0).
 //!
-//! `C_τ` is a merge of the 4 sorted lists `M_v`, which also tells for each `j` which of them
-//! hold it (`v ∈ N_j ⇔ j ∈ M_v`). Every sum then runs on the SIMD kernel of the direct method,
-//! in `f64` with one refinement of `1/r` (each term to `6·10⁻⁷` of itself, whatever the
-//! distance): the exact near sums over `C_τ`, and the 4 corrections as sums over `C_τ` with
-//! `q_j` zeroed where `j ∈ M_v`. (The corrections were also tried on the `f32` kernel of the
-//! gather, in a frame centred on the tet: no faster here, the per-tet work of building a
-//! second frame ate the kernel's gain.)
+//! `C_τ` is a merge of the 4 sorted lists `M_v` ([`super::csr`]), which also tells for each `j`
+//! which of them hold it (`v ∈ N_j ⇔ j ∈ M_v`). Every sum then runs on the SIMD kernel of the
+//! direct method ([`crate::coulomb::kernel`]), in `f64` with one refinement of `1/r` (each term
+//! to `6·10⁻⁷` of itself, whatever the distance): the exact near sums over `C_τ`, and the 4
+//! corrections as sums over `C_τ` with `q_j` zeroed where `j ∈ M_v`. (The corrections were
+//! also tried on the `f32` kernel of the gather, in a frame centred on the tet: no faster here,
+//! the per-tet work of building a second frame ate the kernel's gain.)
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::super::direct::{field_sum_refined, Soa};
+use super::super::kernel::{field_sum_refined, Soa};
+use super::csr::{union_with_membership, Csr};
 use super::grid::UnitGrid;
 use super::locate::Location;
 use crate::math::{Real, Vec3};
@@ -61,28 +62,18 @@ impl NearField<'_> {
         let (grid, loc) = (self.grid, self.loc);
         let n = self.x.len();
         let pairs = AtomicU64::new(0);
-        // charges grouped by tet (counting sort)
+        // charges grouped by tet
         let n_tets = grid.tri.tets.len();
-        let mut offsets = vec![0u32; n_tets + 1];
-        for &t in &loc.tet {
-            offsets[t as usize + 1] += 1;
-        }
-        for t in 0..n_tets {
-            offsets[t + 1] += offsets[t];
-        }
-        let mut by_tet = vec![0u32; n];
-        let mut fill = offsets.clone();
-        for (i, &t) in loc.tet.iter().enumerate() {
-            by_tet[fill[t as usize] as usize] = i as u32;
-            fill[t as usize] += 1;
-        }
+        let mut by_tet = Csr::default();
+        by_tet.group(n_tets, || loc.tet.iter().enumerate().map(|(i, &t)| (t, i as u32)));
+        let offsets = &by_tet.offsets;
         let occupied: Vec<u32> =
             (0..n_tets as u32).filter(|&t| offsets[t as usize + 1] > offsets[t as usize]).collect();
         let per_tet: Vec<(u32, Vec3)> = occupied
             .par_iter()
             .map_init(Scratch::default, |s, &t| {
                 let tv = grid.tri.tets[t as usize];
-                let lists = tv.map(|v| loc.inverse(v as usize));
+                let lists = tv.map(|v| loc.inv.row(v as usize));
                 s.exact.clear();
                 s.masked.iter_mut().for_each(Vec::clear);
                 union_with_membership(lists, |j, bits| {
@@ -94,7 +85,7 @@ impl NearField<'_> {
                 });
                 let near = s.exact.q.len() as u64;
                 s.exact.pad();
-                let charges = &by_tet[offsets[t as usize] as usize..offsets[t as usize + 1] as usize];
+                let charges = by_tet.row(t as usize);
                 let targets = charges.len() as u64 + if self.far_field { 4 } else { 0 };
                 pairs.fetch_add(targets * near, Ordering::Relaxed);
                 let mut e_vertex = [Vec3::zeros(); 4];
@@ -125,41 +116,5 @@ impl NearField<'_> {
             fields[i as usize] = e;
         }
         (fields, pairs.into_inner())
-    }
-}
-
-/// Calls `visit(j, bits)` once for each `j` in the union of the 4 ascending `lists`, in
-/// ascending order, where bit `k` of `bits` says that `lists[k]` holds `j`.
-pub(super) fn union_with_membership(lists: [&[u32]; 4], mut visit: impl FnMut(u32, u8)) {
-    let head = |k: usize, h: usize| lists[k].get(h).copied().unwrap_or(u32::MAX);
-    let mut at = [0usize; 4];
-    let mut next = [head(0, 0), head(1, 0), head(2, 0), head(3, 0)];
-    loop {
-        let j = next[0].min(next[1]).min(next[2].min(next[3]));
-        if j == u32::MAX {
-            return;
-        }
-        let mut bits = 0u8;
-        for k in 0..4 {
-            if next[k] == j {
-                bits |= 1 << k;
-                at[k] += 1;
-                next[k] = head(k, at[k]);
-            }
-        }
-        visit(j, bits);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn union_visits_each_index_once_with_the_lists_that_hold_it() {
-        let lists: [&[u32]; 4] = [&[1, 4, 9], &[], &[0, 4, 7, 9], &[4, 12]];
-        let mut seen = vec![];
-        union_with_membership(lists, |j, bits| seen.push((j, bits)));
-        assert_eq!(seen, [(0, 0b0100), (1, 0b0001), (4, 0b1101), (7, 0b0100), (9, 0b0101), (12, 0b1000)]);
     }
 }

@@ -1,4 +1,4 @@
-//! The x86-64 AVX2+FMA kernel of the direct sum: the softened field sum of [`super::direct`]
+//! The x86-64 AVX2+FMA `f64` pair kernel: the softened field sum of [`super::field_sum_portable`]
 //! without a square root or a division per pair.
 //!
 //! `1/sqrt(r²)` starts from the hardware `f32` estimate (`vrsqrtps`, relative error
@@ -13,7 +13,7 @@
 
 use std::arch::x86_64::*;
 
-use super::direct::{Soa, LANES};
+use super::soa::{Soa, LANES};
 use crate::math::{Real, Vec3};
 
 /// `Σ_j q_j (p − x_j) / (|p − x_j|² + ε²)^{3/2}` over all sources, 8 lanes per iteration, with
@@ -98,7 +98,7 @@ mod tests {
         for p in [Vec3::zeros(), Vec3::new(0.5, -0.25, 1.0), Vec3::new(1e3, 1e-3, 0.0)] {
             for eps2 in [0.0, 1e-8] {
                 let fast = unsafe { field_sum::<3>(p, eps2, &soa) };
-                let exact = super::super::direct::field_sum_portable(p, eps2, &soa);
+                let exact = super::super::field_sum_portable(p, eps2, &soa);
                 let scale: Real = x
                     .iter()
                     .zip(&q)

@@ -1,4 +1,4 @@
-//! The `f32` pair kernel of DDEF's far-field gather ([`super::gather`]): eight pairs per AVX2
+//! The `f32` pair kernel of DDEF's far-field gather (`coulomb/ddef/gather.rs`): eight pairs per AVX2
 //! instruction, for sums that only need to be far more accurate than DDEF's own approximation
 //! (~10⁻²).
 //!
@@ -18,7 +18,7 @@ use crate::math::{Real, Vec3};
 /// Smallest distance of a charge from a target, as a fraction of the width of the targets'
 /// frame, that an `f32` sum accepts: beyond it the frame places a source to
 /// `3u (1 + 2b/r) ≤ 3u · 65` of its term (see the module docs).
-pub(super) const GUARD: Real = 1.0 / 32.0;
+pub(crate) const GUARD: Real = 1.0 / 32.0;
 
 /// `r'² + ε'²` below which a pair contributes nothing (`1/r'³` would overflow `f32`); in units
 /// of the grid box, so only coincident points (`r < 10⁻¹²` of the box) are affected.
@@ -27,7 +27,7 @@ const TINY_R2: f32 = 1e-24;
 /// Sources in a local `f32` frame, structure of arrays; the arrays have equal lengths, a
 /// multiple of 16 (see [`Frame32::pad`]).
 #[derive(Debug, Default)]
-pub(super) struct Frame32 {
+pub(crate) struct Frame32 {
     pub x: Vec<f32>,
     pub y: Vec<f32>,
     pub z: Vec<f32>,
@@ -88,7 +88,7 @@ impl Frame32 {
 
 /// `(p − o) · inv_s` in `f32` (the subtraction in `f64`).
 #[inline]
-pub(super) fn local(p: Vec3, o: Vec3, inv_s: Real) -> [f32; 3] {
+pub(crate) fn local(p: Vec3, o: Vec3, inv_s: Real) -> [f32; 3] {
     let d = (p - o) * inv_s;
     [d.x as f32, d.y as f32, d.z as f32]
 }
