@@ -10,6 +10,7 @@ mod direct;
 pub mod gpu;
 mod kernel;
 
+pub(crate) use ddef::Csr;
 pub use ddef::{Ddef, DdefTimings, Neighborhood, Placement, ADAPTIVE_MIN_GRID_POINTS, MAX_GRID_POINTS};
 pub use gpu::DirectGpu;
 
@@ -120,20 +121,18 @@ pub(crate) trait FarFieldGather: Send {
     /// # Arguments
     /// * `grid` — grid points `u_j` (m), world frame; `x`, `q` — charges (m, C, every `q ≠ 0`);
     ///   `eps2` — `ε²` (m²).
-    /// * `near_start`, `near` — `M_j` as CSR: `near[near_start[j]..near_start[j + 1]]`, indices
-    ///   into `x`, ascending within each `j`; `near_start.len() == grid.len() + 1`.
+    /// * `near` — `M_j` as CSR: row `j` lists indices into `x`, ascending; one row per grid
+    ///   point.
     ///
     /// # Errors
     /// Device failures ([`crate::Error::Gpu`]).
-    #[allow(clippy::too_many_arguments)] // the stage's inputs, each a separate array
     fn gather(
         &mut self,
         grid: &[Vec3],
         x: &[Vec3],
         q: &[Real],
         eps2: Real,
-        near_start: &[u32],
-        near: &[u32],
+        near: &Csr,
         out: &mut [Vec3],
     ) -> Result<()>;
 }

@@ -13,7 +13,7 @@
 
 /// Rows of `u32` values: row `r` is `items[offsets[r]..offsets[r + 1]]`.
 #[derive(Debug, Default)]
-pub(super) struct Csr {
+pub(crate) struct Csr {
     /// Start of each row in `items`, then `items.len()`: one more than the rows.
     pub offsets: Vec<u32>,
     /// The rows, concatenated.

@@ -54,6 +54,7 @@ mod placement;
 mod solver;
 
 pub use adaptive::{ADAPTIVE_MIN_GRID_POINTS, MAX_GRID_POINTS};
+pub(crate) use csr::Csr;
 pub use neighborhood::Neighborhood;
 pub use placement::Placement;
 pub use solver::{Ddef, DdefTimings};

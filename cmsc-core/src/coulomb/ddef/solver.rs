@@ -262,7 +262,7 @@ impl FieldSolver for Ddef {
         self.e_grid.resize(world.len(), Vec3::zeros());
         let mut guarded = 0;
         if let (true, Some(gather)) = (self.far_field, self.gather.as_mut()) {
-            gather.gather(&world, cx, cq, eps2, &loc.inv.offsets, &loc.inv.items, &mut self.e_grid)?;
+            gather.gather(&world, cx, cq, eps2, &loc.inv, &mut self.e_grid)?;
         } else if self.far_field {
             self.sources.load(cx, cq);
             let near = (&loc.inv.offsets[..], &loc.inv.items[..]);

@@ -8,7 +8,7 @@ use cudarc::driver::PushKernelArg;
 
 use super::device::{DeviceVec, Frame};
 use super::launch::{FieldLaunch, MAX_CHARGES};
-use crate::coulomb::{Ddef, FarFieldGather, FieldMethod, Neighborhood};
+use crate::coulomb::{Csr, Ddef, FarFieldGather, FieldMethod, Neighborhood};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -121,10 +121,10 @@ impl FarFieldGather for GpuFarField {
         x: &[Vec3],
         q: &[Real],
         eps2: Real,
-        near_start: &[u32],
-        near: &[u32],
+        near: &Csr,
         out: &mut [Vec3],
     ) -> Result<()> {
+        let (near_start, near) = (&near.offsets[..], &near.items[..]);
         let (m, n) = (grid.len(), x.len());
         assert!(q.len() == n && out.len() == m && m > 0);
         debug_assert!(check_near_sets(m, n, near_start, near), "malformed M_j");
