@@ -10,6 +10,7 @@ Run by `make demo` (which installs the add-on zip into a scratch Blender profile
     python demo/make_demo.py OUT_DIR ADDON_ZIP
 """
 
+import contextlib
 import math
 import os
 import sys
@@ -139,6 +140,10 @@ def contact_sheet(paths, out):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    # the bake never overwrites a file that is not its object's own recorded cache: demo.pc2 from
+    # an earlier run (another .blend's object) goes first
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(OUT, "demo.pc2"))
     bpy.ops.wm.read_factory_settings(use_empty=True)
     assert bpy.ops.preferences.addon_install(filepath=os.path.abspath(ZIP), overwrite=True) == {"FINISHED"}
     if addon_utils.enable("cmsc", default_set=True, handle_error=None) is None:

@@ -7,6 +7,8 @@ the charge fit all create their simulation with `Setup.create_simulation()`. `st
 advances one frame from per-frame inputs; the bake and the live preview both use it, so a preview
 played frame by frame equals the bake."""
 
+import contextlib
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -117,43 +119,63 @@ def to_local(world, world_to_local):
 def run(job, on_frame=None):
     """Runs the bake; returns the number of samples written (start frame included). Stops
     early, keeping a valid cache of the frames done, on cancel or divergence (`job.error`).
-    `on_frame(job)` is called after each written frame (progress lines, progress bars)."""
-    clock = time.perf_counter
-    t0 = clock()
-    with job.create_simulation() as sim, Pc2Writer(job.cache_path, len(job.x0), start_frame=job.start_frame) as pc2:
+    The cache is created new: an existing file at `job.cache_path` is never overwritten (the
+    caller removes its own old cache first); that, and any other failure to write it, is
+    `job.error` too. `on_frame(job)` is called after each written frame (progress lines,
+    progress bars)."""
+    t0 = time.perf_counter()
+    with job.create_simulation() as sim:
         job.coulomb_method = sim.coulomb_method
-        t1 = clock()
-        job.timings["simulate"] += t1 - t0
-        pc2.write(job.rest_local)
-        job.frames_done = 1
-        job.timings["write"] += clock() - t1
-        for f in range(job.frames):
-            if job.cancel.is_set():
-                job.error = f"cancelled at frame {job.start_frame + f + 1}"
-                break
-            t0 = clock()
-            frame = job.start_frame + f + 1
-            try:
-                step_frame(
-                    sim, job.group_weights, job.pins, job.pin_world[f : f + 2], job.ext_world[f : f + 2],
-                    job.group_charge[f], job.ext_charge[f], job.field[f],
-                )
-                local = to_local(sim.positions, job.world_to_local[f])
-            except DivergedError as e:
-                job.error = f"diverged at frame {frame}: {e}. {DIVERGED_HINT}"
-                break
-            except CmscError as e:
-                job.error = f"failed at frame {frame}: {e}"
-                break
-            finally:
-                t1 = clock()
-                job.timings["simulate"] += t1 - t0
-            if local is None:
-                job.error = f"diverged at frame {frame}: vertices left the float32 range. {DIVERGED_HINT}"
-                break
-            pc2.write(local)
-            job.frames_done += 1
-            job.timings["write"] += clock() - t1
-            if on_frame is not None:
-                on_frame(job)
+        job.timings["simulate"] += time.perf_counter() - t0
+        try:
+            pc2 = Pc2Writer(job.cache_path, len(job.x0), start_frame=job.start_frame, exclusive=True)
+        except OSError as e:
+            job.error = f"cannot write the cache {job.cache_path}: {e.strerror or e}"
+            return 0
+        try:
+            with pc2:
+                _frames(job, sim, pc2, on_frame)
+        except OSError as e:
+            job.error = f"writing the cache {job.cache_path} failed after {job.frames_done} frames: {e.strerror or e}"
+            if job.frames_done == 0:  # created above, so ours: nothing of it is usable
+                with contextlib.suppress(OSError):
+                    os.remove(job.cache_path)
     return job.frames_done
+
+
+def _frames(job, sim, pc2, on_frame):
+    """The rest sample, then each frame into `pc2`, until done, cancelled or diverged."""
+    clock = time.perf_counter
+    t1 = clock()
+    pc2.write(job.rest_local)
+    job.frames_done = 1
+    job.timings["write"] += clock() - t1
+    for f in range(job.frames):
+        if job.cancel.is_set():
+            job.error = f"cancelled at frame {job.start_frame + f + 1}"
+            break
+        t0 = clock()
+        frame = job.start_frame + f + 1
+        try:
+            step_frame(
+                sim, job.group_weights, job.pins, job.pin_world[f : f + 2], job.ext_world[f : f + 2],
+                job.group_charge[f], job.ext_charge[f], job.field[f],
+            )
+            local = to_local(sim.positions, job.world_to_local[f])
+        except DivergedError as e:
+            job.error = f"diverged at frame {frame}: {e}. {DIVERGED_HINT}"
+            break
+        except CmscError as e:
+            job.error = f"failed at frame {frame}: {e}"
+            break
+        finally:
+            t1 = clock()
+            job.timings["simulate"] += t1 - t0
+        if local is None:
+            job.error = f"diverged at frame {frame}: vertices left the float32 range. {DIVERGED_HINT}"
+            break
+        pc2.write(local)
+        job.frames_done += 1
+        job.timings["write"] += clock() - t1
+        if on_frame is not None:
+            on_frame(job)

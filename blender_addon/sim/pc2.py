@@ -16,13 +16,14 @@ SIGNATURE = b"POINTCACHE2\0"
 
 
 class Pc2Writer:
-    """Writes samples of `points` vertices to `path` (a context manager)."""
+    """Writes samples of `points` vertices to `path` (a context manager). With `exclusive`, a
+    file already at `path` is never overwritten: FileExistsError."""
 
-    def __init__(self, path, points, start_frame=1.0, sample_rate=1.0):
+    def __init__(self, path, points, start_frame=1.0, sample_rate=1.0, exclusive=False):
         self.points = int(points)
         self.samples = 0
         self._start, self._rate = float(start_frame), float(sample_rate)
-        self._file = open(path, "wb")
+        self._file = open(path, "xb" if exclusive else "wb")
         self._file.write(HEADER.pack(SIGNATURE, 1, self.points, self._start, self._rate, 0))
 
     def write(self, positions):

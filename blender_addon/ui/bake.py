@@ -4,7 +4,6 @@ thread: the Mesh Cache modifier or shape keys). `bake` chains them on the callin
 `execute()`; `ModalBake` runs the middle part in a worker thread for the modal operator and is
 registered in `activity` while it runs."""
 
-import os
 import threading
 
 from ..sim import methods
@@ -14,15 +13,23 @@ from . import activity, bridge, cache, inputs, preview
 
 def collect(context, obj):
     """Gathers every input of the bake (frame_set through the range once) into a BakeJob,
-    after ending the object's preview and freeing its old bake."""
+    after checking where its cache goes (CacheFileError: refused, nothing changed), ending the
+    object's preview and freeing its old bake."""
+    path = cache.check_target(obj) if obj.cmsc.cache_format == "PC2" else None
     bridge.name_keyed_charge_paths(obj)  # charge keyframes follow their group by name
     preview.clear(obj)
-    cache.free_bake(obj)
-    path = cache.bake_path(obj)
+    note = cache.free_bake(obj)
+    if note:
+        print(f"cmsc: {note}", flush=True)
     with activity.previews_suspended():
-        job = inputs.bake_job(context.scene, obj, path)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        job = inputs.bake_job(context.scene, obj, path or cache.scratch_path())
     return job
+
+
+def error_line(job):
+    """The report of a bake that stopped early: why, and how many frames it kept."""
+    kept = f"; kept {job.frames_done} baked frames" if job.frames_done else ""
+    return f"cmsc: {job.error}{kept}"
 
 
 def method_line(job):
@@ -50,7 +57,7 @@ def bake(context, obj, report):
     if job.coulomb_method is not None:
         print(f"cmsc: {method_line(job)}", flush=True)
     if job.error:
-        report({"ERROR"}, f"cmsc: {job.error}; kept {job.frames_done} baked frames")
+        report({"ERROR"}, error_line(job))
     return job
 
 
@@ -93,7 +100,7 @@ class ModalBake:
             return {"CANCELLED"}
         if self.job.error:
             level = "WARNING" if self.job.error.startswith("cancelled") else "ERROR"
-            report({level}, f"cmsc: {self.job.error}; kept {self.job.frames_done} baked frames")
+            report({level}, error_line(self.job))
             return {"CANCELLED"}
         report({"INFO"}, f"cmsc: baked {self.job.frames_done} frames ({method_line(self.job)})")
         return {"FINISHED"}

@@ -1,64 +1,202 @@
 """The bake's cache on an object: the PC2 file with the Mesh Cache modifier that plays it, or
-one shape key per frame; whether one exists, making a finished bake play (`finish`), freeing
-it. The shape keys themselves are written and removed by `bridge`."""
+one shape key per frame; where it goes (`target`), whether one exists, making a finished bake
+play (`finish`), freeing it. The shape keys themselves are written and removed by `bridge`.
+
+Files: one per object (an empty Cache Path is `//cmsc_cache/<object>_<id>.pc2`, see
+`sim.cache_files`). The bake records the file it wrote (`Object.cmsc.baked_cache_path`, read-only)
+and the modifier it added (by `persistent_uid`, so a renamed one is still found). It replaces
+only that file, and only while no other object plays it; Free Bake deletes only that file. The
+modifier and the record hold the path relative to the saved .blend when the Cache Path is, so a
+moved project folder still plays."""
 
 import os
+import secrets
+import shutil
+import tempfile
 
 import bpy
 
-from ..sim import methods
+from ..sim import cache_files, methods
+from ..sim.cache_files import CacheFileError
 from ..sim.pc2 import read_pc2
 from . import bridge
 
 MODIFIER_NAME = "cmsc cache"
 SHAPE_KEY_PREFIX = "cmsc "
+#: ID properties on `Object.cmsc`, written only here: the path the bake wrote (as the modifier
+#: holds it) and the `persistent_uid` of the modifier it added.
+_WRITTEN = "baked_cache_path_value"
+_MODIFIER_UID = "baked_modifier_uid"
+
+
+def _abspath(path):
+    """An absolute path for a path as stored (`//` relative to the saved .blend), or None when
+    it cannot be resolved (relative, file unsaved)."""
+    try:
+        return cache_files.resolve(path, bpy.data.filepath)
+    except CacheFileError:
+        return None
+
+
+def _stored(path, relative):
+    """`path` as the modifier and the record hold it: relative to the saved .blend (Blender's
+    `//`) when `relative`, else absolute."""
+    if relative and bpy.data.filepath:
+        try:
+            return bpy.path.relpath(path)
+        except ValueError:  # another drive (Windows): no relative path exists
+            pass
+    return path
+
+
+def target(obj):
+    """The Cache Path as set, or the object's default (`//cmsc_cache/<object>_<id>.pc2`); None
+    for a default whose id is not chosen yet (before the first bake)."""
+    s = obj.cmsc
+    if s.cache_path:
+        return s.cache_path
+    return cache_files.default_path(obj.name, s.cache_id) if s.cache_id else None
 
 
 def cache_path(obj):
-    return bpy.path.abspath(obj.cmsc.cache_path)
+    """The absolute path of `obj`'s PC2 cache (choosing the default's id if needed); raises
+    CacheFileError for a relative path in an unsaved file."""
+    if not obj.cmsc.cache_path and not obj.cmsc.cache_id:
+        obj.cmsc.cache_id = secrets.token_hex(4)
+    return cache_files.resolve(target(obj), bpy.data.filepath)
 
 
-def bake_path(obj):
-    """Where the bake streams its samples: the cache itself, or a scratch PC2 that shape keys
-    are built from."""
+def recorded_path(settings):
+    """The path the bake wrote, as stored ("" without a PC2 bake): `Object.cmsc.baked_cache_path`."""
+    return settings.get(_WRITTEN, "")
+
+
+def cache_modifier(obj):
+    """The Mesh Cache modifier the bake added (found by `persistent_uid`, so under any name), or
+    in a file from before that was recorded, the one named "cmsc cache"; None without one."""
+    uid = obj.cmsc.get(_MODIFIER_UID)
+    if uid is not None:
+        return next(
+            (m for m in obj.modifiers if m.type == "MESH_CACHE" and getattr(m, "persistent_uid", None) == uid), None
+        )
+    mod = obj.modifiers.get(MODIFIER_NAME)
+    return mod if mod is not None and mod.type == "MESH_CACHE" else None
+
+
+def written_path(obj):
+    """The absolute path of the file `obj`'s bake wrote, or None: the record, or in a file from
+    before the record, what its "cmsc cache" modifier plays."""
+    recorded = recorded_path(obj.cmsc)
+    if recorded:
+        return _abspath(recorded)
+    if obj.cmsc.get(_MODIFIER_UID) is None:
+        mod = cache_modifier(obj)
+        if mod is not None and mod.filepath:
+            return _abspath(mod.filepath)
+    return None
+
+
+def other_users(obj, path, targets=False):
+    """Names of the other objects whose bake wrote `path` or whose Mesh Cache modifier plays
+    it; with `targets`, also those set to bake a PC2 there."""
+    names = []
+    for o in bpy.data.objects:
+        if o == obj:
+            continue
+        paths = [written_path(o)] if o.type == "MESH" else []
+        paths += [_abspath(m.filepath) for m in getattr(o, "modifiers", ()) if m.type == "MESH_CACHE" and m.filepath]
+        if targets and o.type == "MESH" and o.cmsc.enabled and o.cmsc.cache_format == "PC2" and target(o):
+            paths.append(_abspath(target(o)))
+        if any(p is not None and cache_files.same_file(p, path) for p in paths):
+            names.append(o.name)
+    return names
+
+
+def check_target(obj):
+    """Where `obj`'s PC2 bake will write, checked before anything changes: the absolute path,
+    its folder made if the Cache Path is relative (`cmsc_cache/` next to the .blend). Refused
+    (CacheFileError): a relative path in an unsaved file, a folder, a missing folder on an
+    absolute path, a file this object's bake did not write, a file another object plays or is
+    set to bake."""
     path = cache_path(obj)
-    return path if obj.cmsc.cache_format == "PC2" else path + ".shapekeys-tmp.pc2"
+    others = other_users(obj, path, targets=True)
+    if others:
+        raise CacheFileError(
+            f"{path} is also the cache of {', '.join(others)}: give one of them another Cache Path "
+            "(or leave it empty for one file per object)"
+        )
+    written = written_path(obj)
+    own = written is not None and cache_files.same_file(written, path)
+    relative = cache_files.is_blend_relative(target(obj))
+    cache_files.check_target(path, own=own, make_folders=relative)
+    if relative:
+        cache_files.make_folder(path)
+    return path
+
+
+def scratch_path():
+    """A new file in a new temporary folder: what a shape-key bake streams its samples to."""
+    return os.path.join(tempfile.mkdtemp(prefix="cmsc-shapekeys-"), "bake.pc2")
 
 
 def has_bake(obj):
     """Whether `obj` plays a bake: the cache modifier or baked shape keys."""
-    return obj.modifiers.get(MODIFIER_NAME) is not None or bridge.has_shape_keys_named(obj, SHAPE_KEY_PREFIX)
+    return cache_modifier(obj) is not None or bridge.has_shape_keys_named(obj, SHAPE_KEY_PREFIX)
 
 
 def free_bake(obj):
-    """Removes the cache modifier and file, and the baked shape keys with their keyframes."""
-    mod = obj.modifiers.get(MODIFIER_NAME)
+    """Removes the cache modifier and the baked shape keys with their keyframes, and deletes
+    the file the bake wrote, unless another object plays it or it is no longer a PC2 file.
+    Returns why a file was kept ("" if none was)."""
+    path = written_path(obj)
+    mod = cache_modifier(obj)
     if mod is not None:
         obj.modifiers.remove(mod)
-    path = cache_path(obj)
-    if os.path.isfile(path):
-        os.remove(path)
+    note = ""
+    if path is not None and os.path.lexists(path):
+        others = other_users(obj, path)
+        if others:
+            note = f"kept {path}: {', '.join(others)} plays it too"
+        elif not cache_files.is_pc2(path):
+            note = f"kept {path}: it is no longer a PC2 cache"
+        else:
+            try:
+                os.remove(path)
+            except OSError as e:
+                note = f"could not delete {path}: {e.strerror or e}"
+    for key in (_WRITTEN, _MODIFIER_UID):
+        if key in obj.cmsc:
+            del obj.cmsc[key]
     bridge.remove_frame_shape_keys(obj, SHAPE_KEY_PREFIX)
     obj.cmsc.cache_outdated = False
     obj.cmsc.baked_coulomb_method = ""
+    return note
 
 
 def finish(obj, job):
     """Makes the frames `job` baked so far play: a Mesh Cache modifier first in the stack (PC2),
-    or one shape key per frame keyed 0/1/0 with linear interpolation (shape keys). The bake then
-    matches the settings (not outdated) and remembers the Coulomb method that ran."""
-    if job.frames_done == 0:
+    recorded with the file it plays, or one shape key per frame keyed 0/1/0 with linear
+    interpolation (shape keys; the scratch file is removed). The bake then matches the settings
+    (not outdated) and remembers the Coulomb method that ran."""
+    if obj.cmsc.cache_format == "SHAPE_KEYS":
+        if job.frames_done:
+            _, _, samples = read_pc2(job.cache_path)
+        shutil.rmtree(os.path.dirname(job.cache_path), ignore_errors=True)
+        if not job.frames_done:
+            return
+        bridge.add_frame_shape_keys(obj, SHAPE_KEY_PREFIX, job.start_frame, samples)
+    elif job.frames_done:
+        stored = _stored(job.cache_path, cache_files.is_blend_relative(target(obj)))
+        mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
+        mod.cache_format = "PC2"
+        mod.filepath = stored
+        mod.frame_start = job.start_frame
+        obj.modifiers.move(len(obj.modifiers) - 1, 0)
+        obj.cmsc[_WRITTEN] = stored
+        if getattr(mod, "persistent_uid", None) is not None:  # Blender 4.2+ (before: found by name)
+            obj.cmsc[_MODIFIER_UID] = mod.persistent_uid
+    else:
         return
     obj.cmsc.cache_outdated = False
     if job.coulomb_method is not None:
         obj.cmsc.baked_coulomb_method = methods.describe(job.params.coulomb, job.coulomb_method)
-    if obj.cmsc.cache_format == "SHAPE_KEYS":
-        _, _, samples = read_pc2(job.cache_path)
-        os.remove(job.cache_path)
-        bridge.add_frame_shape_keys(obj, SHAPE_KEY_PREFIX, job.start_frame, samples)
-        return
-    mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
-    mod.cache_format = "PC2"
-    mod.filepath = job.cache_path
-    mod.frame_start = job.start_frame
-    obj.modifiers.move(len(obj.modifiers) - 1, 0)

@@ -5,6 +5,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
+from ..sim.cache_files import CacheFileError
 from ..sim.errors import CmscError
 from . import activity, bridge, cache, fit, preferences
 from . import bake as baking
@@ -38,7 +39,7 @@ class CMSC_OT_bake(bpy.types.Operator):
             return self.execute(context)
         try:
             self._run = baking.ModalBake(context, context.active_object)
-        except CmscError as e:
+        except (CmscError, CacheFileError) as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
         self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
@@ -57,11 +58,13 @@ class CMSC_OT_bake(bpy.types.Operator):
         obj = context.active_object
         try:
             job = baking.bake(context, obj, self.report)
-        except CmscError as e:
+        except (CmscError, CacheFileError) as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
-        path = cache.cache_path(obj)
-        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {path} ({baking.method_line(job)})")
+        if job.error:  # reported by the bake, with the frames it kept: one outcome, not also "baked"
+            return {"CANCELLED"}
+        where = cache.written_path(obj) if obj.cmsc.cache_format == "PC2" else "shape keys"
+        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {where} ({baking.method_line(job)})")
         return {"FINISHED"}
 
 
@@ -77,7 +80,9 @@ class CMSC_OT_free_bake(bpy.types.Operator):
         return _mesh_with_cmsc(context)
 
     def execute(self, context):
-        cache.free_bake(context.active_object)
+        note = cache.free_bake(context.active_object)
+        if note:
+            self.report({"INFO"}, f"cmsc: {note}")
         return {"FINISHED"}
 
 

@@ -47,6 +47,18 @@ def coulomb_line(obj):
     return ""
 
 
+def _cache_file_lines(layout, obj):
+    """Where the PC2 bake goes when the Cache Path is empty, and the file the bake wrote (the
+    read-only record, shown as text)."""
+    s = obj.cmsc
+    if not s.cache_path:
+        where = cache.target(obj) or f"//cmsc_cache/{obj.name}_<id>.pc2"
+        wrapped_label(layout, f"Empty: {where}, next to the saved .blend", icon="FILE_FOLDER")
+    written = s.baked_cache_path
+    if written:
+        wrapped_label(layout, f"Baked to {written}", icon="FILE_CACHE")
+
+
 class CMSC_PT_main(bpy.types.Panel):
     bl_label = "Charged Mass-Spring"
     bl_idname = "CMSC_PT_main"
@@ -107,7 +119,9 @@ class CMSC_PT_main(bpy.types.Panel):
         frames.prop(s, "frame_start")
         frames.prop(s, "frame_end")
         box.prop(s, "cache_format")
-        box.prop(s, "cache_path")
+        if s.cache_format == "PC2":
+            box.prop(s, "cache_path")
+            _cache_file_lines(box, obj)
         if job is not None:
             done = job.frames_done / max(1, job.frames + 1)
             text = f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)"

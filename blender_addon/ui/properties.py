@@ -60,6 +60,14 @@ def _preview_changed(self, context):
         preview.clear(self.id_data)
 
 
+#: Blender 4.5+ warns on `//` in a FILE_PATH property unless it declares support for it.
+_BLEND_RELATIVE = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
+
+
+def _get_baked_cache_path(self):
+    return cache.recorded_path(self)
+
+
 class CMSC_ChargeGroup(bpy.types.PropertyGroup):
     """A vertex group carrying charge: a vertex's charge is Σ charge × weight."""
 
@@ -149,7 +157,30 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         ],
         default="PC2",
     )
-    cache_path: StringProperty(name="Cache Path", subtype="FILE_PATH", default="//cmsc_cache.pc2")
+    cache_path: StringProperty(
+        name="Cache Path",
+        description=(
+            "The PC2 file the bake writes. Empty: //cmsc_cache/<object>_<id>.pc2, one file per object next to "
+            "the saved .blend. A path starting with // is relative to the .blend. The bake never overwrites a "
+            "file it did not write for this object"
+        ),
+        subtype="FILE_PATH",
+        default="",
+        options=_BLEND_RELATIVE,
+    )
+    cache_id: StringProperty(
+        name="Cache Id",
+        description="Random id in the default cache file name, chosen at the first bake (stable across renames)",
+        default="",
+        options={"HIDDEN"},
+    )
+    baked_cache_path: StringProperty(
+        name="Baked Cache",
+        description="The PC2 file the bake wrote (read-only): Free Bake and the next bake delete only this file",
+        subtype="FILE_PATH",
+        get=_get_baked_cache_path,
+        options=_BLEND_RELATIVE,
+    )
     charge_groups: CollectionProperty(type=CMSC_ChargeGroup)
     charge_group_index: IntProperty(name="Active Charge Group", default=0)
     cache_outdated: BoolProperty(

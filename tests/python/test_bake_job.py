@@ -79,3 +79,18 @@ def test_step_frame_by_frame_equals_the_bake(lib_path, tmp_path):
                        j.group_charge[f], j.ext_charge[f], j.field[f])
             assert np.array_equal(to_local(sim.positions, j.world_to_local[f]).astype(np.float32), samples[f + 1])
     assert to_local(np.array([[1e39, 0, 0]]), np.eye(4)) is None
+
+
+def test_run_never_overwrites_an_existing_file(lib_path, tmp_path):
+    (tmp_path / "e.pc2").write_bytes(b"someone else's")
+    j = job(lib_path, tmp_path / "e.pc2")
+    assert run(j) == 0
+    assert "cannot write the cache" in j.error and "exists" in j.error
+    assert (tmp_path / "e.pc2").read_bytes() == b"someone else's"
+
+
+def test_a_cache_that_cannot_be_written_is_an_error_not_an_exception(lib_path, tmp_path):
+    (tmp_path / "file").write_bytes(b"")
+    for path in (tmp_path, tmp_path / "file" / "x.pc2", tmp_path / "missing" / "x.pc2"):
+        j = job(lib_path, path)
+        assert run(j) == 0 and j.error.startswith(f"cannot write the cache {path}: "), j.error

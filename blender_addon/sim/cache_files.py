@@ -1,0 +1,109 @@
+"""Where a bake's PC2 cache goes, and whether a file there may be written, without bpy.
+
+- `default_path`: an empty Cache Path means `//cmsc_cache/<object>_<id>.pc2`, one file per object
+  next to the saved .blend (`id` is random, stored on the object, so it survives renames and
+  reloads and keeps two .blend files in one folder apart);
+- `resolve`: a cache path as an absolute path; `//` (and a bare relative path) is relative to the
+  saved .blend, never the working directory: on an unsaved file it is refused;
+- `check_target`: the refusals that need no knowledge of other objects: a folder, a path under a
+  file, a missing folder on an absolute path (an unplugged drive), an existing file that is not
+  the object's own cache.
+
+Every refusal is a `CacheFileError` whose message says what to do; nothing is written before.
+"""
+
+import os
+import re
+
+from .pc2 import SIGNATURE
+
+#: The folder, next to the .blend, of the caches with a default path.
+DEFAULT_FOLDER = "cmsc_cache"
+
+
+class CacheFileError(Exception):
+    """The bake refuses a cache path (the message says why and what to do); nothing was written."""
+
+
+def file_stem(name):
+    """`name` (an object's) as a portable file name: characters other than letters, digits,
+    `.`, `-` and `_` become `_`."""
+    stem = re.sub(r"[^\w.-]", "_", name).strip(".")
+    return stem or "object"
+
+
+def default_path(object_name, cache_id):
+    """The default, blend-relative cache path of an object: `//cmsc_cache/<object>_<id>.pc2`."""
+    return f"//{DEFAULT_FOLDER}/{file_stem(object_name)}_{cache_id}.pc2"
+
+
+def is_blend_relative(path):
+    """Whether `path` is relative to the .blend: `//…`, or a bare relative path (which Blender
+    would resolve against the working directory; the add-on never does)."""
+    return path.startswith("//") or not os.path.isabs(path)
+
+
+def resolve(path, blend_path):
+    """The absolute, normalised form of cache path `path`; a relative one is relative to the
+    folder of the saved .blend `blend_path` ("" when unsaved: refused)."""
+    if not path:
+        raise CacheFileError("the Cache Path is empty")
+    if not is_blend_relative(path):
+        return os.path.normpath(path)
+    if not blend_path:
+        raise CacheFileError(
+            f"Save the .blend first: the cache path {path} is relative to it "
+            "(or give an absolute Cache Path, or bake to Shape Keys)"
+        )
+    rel = path[2:] if path.startswith("//") else path
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(blend_path)), rel))
+
+
+def same_file(a, b):
+    """Whether paths `a` and `b` name the same file (links followed; neither need exist)."""
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def is_pc2(path):
+    """Whether `path` is a readable file that starts like a PC2 cache."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SIGNATURE)) == SIGNATURE
+    except OSError:
+        return False
+
+
+def check_target(path, own, make_folders):
+    """Refuses (`CacheFileError`) to bake a new cache to absolute path `path` when it is a
+    folder, lies under a file, lies in a missing folder and `make_folders` is false (an absolute
+    path: a drive that is not connected, a typo), or is an existing file that is not `own` (the
+    object's own earlier cache, a PC2 file: the caller says whether it recorded it)."""
+    if os.path.isdir(path):
+        raise CacheFileError(f"the cache path {path} is a folder: name a .pc2 file in it")
+    if os.path.lexists(path):
+        if not (own and is_pc2(path)):
+            raise CacheFileError(
+                f"{path} exists and is not a cache this object baked, so it was left untouched: "
+                "choose another Cache Path (or delete that file yourself)"
+            )
+        return
+    folder = os.path.dirname(path)
+    existing = folder
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise CacheFileError(f"the cache path {path} cannot be made: {existing} is a file, not a folder")
+    if existing != folder and not make_folders:
+        raise CacheFileError(
+            f"the folder of the cache path {path} does not exist (a drive that is not connected?): "
+            "create it, or choose another Cache Path"
+        )
+
+
+def make_folder(path):
+    """Creates the folder of cache `path` if missing; a failure is a CacheFileError."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise CacheFileError(f"cannot create the folder {folder} for the cache: {e.strerror or e}") from e
