@@ -40,6 +40,8 @@ class Setup:
     pins: np.ndarray  # (p,) vertex indices
     group_weights: np.ndarray  # (g, n)
     note: str = ""  # a fallback the user should know about (e.g. GPU unavailable → CPU)
+    #: mistakes in the inputs that do not stop the simulation (`checks.input_warnings`)
+    warnings: list = field(default_factory=list)
 
     def create_simulation(self):
         """The simulation at the start frame (pins set); the caller closes it."""

@@ -6,15 +6,16 @@
 - `preferences`: add-on preferences, library/GPU/thread status;
 - `inputs`: the scene as simulation inputs (`Setup`, per-frame inputs, `BakeJob`);
 - `cache`: the bake's cache (Mesh Cache modifier or shape keys): exists, finish, free;
-- `preview`: the live preview handler; `bake`: collecting, running (modal or not) and finishing
-  a bake; `fit`: the charge fit;
+- `preview`: the live preview handler; `watch`: marks bakes outdated when the mesh, its groups,
+  the scene or an external charge change; `bake`: collecting, running (modal or not) and
+  finishing a bake; `fit`: the charge fit;
 - `properties`, `operators` (all of them), `panels`: what Blender registers.
 
 Classes are registered in dependency order, unregistered in reverse."""
 
 import bpy
 
-from . import operators, panels, preferences, preview, properties
+from . import operators, panels, preferences, preview, properties, watch
 
 _modules = (properties, preferences, operators, panels)
 
@@ -26,10 +27,12 @@ def register():
     properties.attach()
     panels.register()
     preview.register()
+    watch.register()
     preferences.apply_threads()
 
 
 def unregister():
+    watch.unregister()
     preview.unregister()
     panels.unregister()
     properties.detach()

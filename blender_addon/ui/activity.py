@@ -1,6 +1,7 @@
 """What runs now, per object, keyed by `Object.session_uid` (stable for the session, unlike a
 name that the user may change): bakes running in the UI (modal), live previews with their status
-lines, and the suspension of every preview while a bake or a fit steps through frames.
+lines, the input warnings of the last run, and the suspension of every preview while a bake or a
+fit steps through frames.
 
 Only state lives here; `bake` and `preview` decide what runs. Nothing is saved with the file."""
 
@@ -64,6 +65,20 @@ def set_status(obj, icon, text):
 
 def clear_status(obj):
     _status.pop(obj.session_uid, None)
+
+
+# -- input warnings ---------------------------------------------------------------------------
+_warnings = {}  # session_uid → warnings of the inputs the last bake or preview read
+
+
+def set_warnings(obj, warnings):
+    _warnings[obj.session_uid] = list(warnings)
+
+
+def warnings(obj):
+    """The input warnings kept from `obj`'s last bake or preview start: those that need the
+    weights to be found (the panel checks names itself)."""
+    return _warnings.get(obj.session_uid, [])
 
 
 # -- suspension -------------------------------------------------------------------------------

@@ -1,14 +1,14 @@
 """Baking, in three parts: `collect` (main thread: Blender data → a `BakeJob` of numpy arrays,
-through `inputs`), `sim.bake_job.run` (anywhere: the simulation, no bpy), `cache.finish` (main
-thread: the Mesh Cache modifier or shape keys). `bake` chains them on the calling thread for
-`execute()`; `ModalBake` runs the middle part in a worker thread for the modal operator and is
-registered in `activity` while it runs."""
+through `inputs`), `sim.bake_job.run` (anywhere: the simulation, no bpy), `finish` (main thread:
+the Mesh Cache modifier or shape keys through `cache`, and the record `watch` compares). `bake`
+chains them on the calling thread for `execute()`; `ModalBake` runs the middle part in a worker
+thread for the modal operator and is registered in `activity` while it runs."""
 
 import threading
 
 from ..sim import methods
 from ..sim.bake_job import run
-from . import activity, bridge, cache, inputs, preview
+from . import activity, bridge, cache, inputs, preview, watch
 
 
 def collect(context, obj):
@@ -43,17 +43,31 @@ def progress_line(job):
     print(f"cmsc: baked frame {job.start_frame + job.frames_done - 1} ({job.frames_done}/{job.frames + 1})", flush=True)
 
 
+def report_warnings(obj, job, report):
+    """Reports (and prints) the job's GPU fallback note and input warnings; the panel shows the
+    warnings too (`activity.warnings`)."""
+    inputs.keep_warnings(obj, job.warnings)
+    for text in ([job.note] if job.note else []) + job.warnings:
+        print(f"cmsc: {obj.name}: {text}", flush=True)
+        report({"WARNING"}, f"cmsc: {obj.name}: {text}")
+
+
+def finish(scene, obj, job):
+    """Makes what `job` baked play, and records what it was baked from (`watch`)."""
+    cache.finish(obj, job)
+    if job.frames_done:
+        watch.record(scene, obj)
+
+
 def bake(context, obj, report):
     """The whole bake on the calling thread, printing progress lines; returns the job (its
     `frames_done` samples written)."""
     job = collect(context, obj)
-    if job.note:
-        print(f"cmsc: {job.note}", flush=True)
-        report({"WARNING"}, f"cmsc: {job.note}")
+    report_warnings(obj, job, report)
     try:
         run(job, on_frame=progress_line)
     finally:
-        cache.finish(obj, job)
+        finish(context.scene, obj, job)
     if job.coulomb_method is not None:
         print(f"cmsc: {method_line(job)}", flush=True)
     if job.error:
@@ -69,7 +83,7 @@ class ModalBake:
     thread."""
 
     def __init__(self, context, obj):
-        self.obj = obj
+        self.obj, self.scene = obj, context.scene
         self.job = collect(context, obj)
         self.failure = None
         self.thread = threading.Thread(target=self._work, name="cmsc bake", daemon=True)
@@ -92,9 +106,8 @@ class ModalBake:
         """Adds the cache to the object and reports; returns the operator's result."""
         self.thread.join()
         activity.bake_ended(self.obj)
-        cache.finish(self.obj, self.job)
-        if self.job.note:
-            report({"WARNING"}, f"cmsc: {self.job.note}")
+        finish(self.scene, self.obj, self.job)
+        report_warnings(self.obj, self.job, report)
         if self.failure is not None:
             report({"ERROR"}, f"cmsc: bake failed: {self.failure}")
             return {"CANCELLED"}

@@ -3,10 +3,14 @@ shape keys and their keyframes) and F-curves: Blender data ↔ numpy arrays. The
 go through these functions; the Mesh Cache modifier (an object's modifier stack, not its mesh) is
 `cache`'s."""
 
+import hashlib
 import re
 
+import bpy
 import numpy as np
 from bpy_extras import anim_utils
+
+from ..sim.checks import Weights
 
 
 def mesh_arrays(obj):
@@ -35,36 +39,92 @@ def to_local(matrix, world):
     return world @ m[:3, :3].T + m[:3, 3]
 
 
-def group_weights(obj, name):
-    """Per-vertex weight in vertex group `name` (zeros if the group does not exist)."""
-    n = len(obj.data.vertices)
-    w = np.zeros(n)
+def group_membership(obj, name):
+    """Vertex group `name` of a mesh object as `Weights` (per-vertex weight, and membership), or
+    None if the object has no such group."""
     group = obj.vertex_groups.get(name) if name else None
     if group is None:
-        return w
+        return None
+    n = len(obj.data.vertices)
+    w, member = np.zeros(n), np.zeros(n, dtype=bool)
     gi = group.index
     for v in obj.data.vertices:
         for g in v.groups:
             if g.group == gi:
                 w[v.index] = g.weight
-    return w
+                member[v.index] = True
+    return Weights(w, member)
+
+
+def group_weights(obj, name):
+    """Per-vertex weight in vertex group `name` (zeros if the group does not exist)."""
+    found = group_membership(obj, name)
+    return found.weight if found is not None else np.zeros(len(obj.data.vertices))
+
+
+def mesh_digest(obj):
+    """A digest of everything of a mesh object's data that a bake reads: vertex coordinates,
+    edges and faces, vertex group names and every weight. Equal digests: the same inputs."""
+    me = obj.data
+    h = hashlib.sha1()
+    for collection, attr, dtype in (
+        (me.vertices, "co", np.float32),
+        (me.edges, "vertices", np.int32),
+        (me.polygons, "loop_total", np.int32),
+        (me.loops, "vertex_index", np.int32),
+    ):
+        a = np.empty(len(collection) * (3 if attr == "co" else 2 if attr == "vertices" else 1), dtype=dtype)
+        collection.foreach_get(attr, a)
+        h.update(a.tobytes())
+    h.update("\0".join(g.name for g in obj.vertex_groups).encode())
+    weights = [(v.index, g.group, g.weight) for v in me.vertices for g in v.groups]
+    h.update(np.array(weights, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _fcurve_owner(id_data):
+    """What holds the F-curves animating `id_data`: the channelbag of its action slot (Blender
+    4.4+ slotted actions) or the action itself (before); None without an action."""
+    ad = id_data.animation_data
+    if ad is None or ad.action is None:
+        return None
+    slot = getattr(ad, "action_slot", None)
+    if slot is not None:
+        try:
+            bag = anim_utils.action_get_channelbag_for_slot(ad.action, slot)
+        except AttributeError:  # before Blender 4.4: no slots, the action's own F-curves
+            bag = None
+        if bag is not None:
+            return bag
+    return ad.action if hasattr(ad.action, "fcurves") else None
 
 
 def fcurves(id_data):
     """The F-curves animating `id_data` (legacy and Blender 4.4+ slotted actions)."""
-    ad = id_data.animation_data
-    if ad is None or ad.action is None:
-        return []
-    action = ad.action
-    slot = getattr(ad, "action_slot", None)
-    if slot is not None:
-        try:
-            bag = anim_utils.action_get_channelbag_for_slot(action, slot)
-            if bag is not None:
-                return list(bag.fcurves)
-        except AttributeError:  # before Blender 4.4: no slots, the action's own F-curves
-            pass
-    return list(getattr(action, "fcurves", []))
+    owner = _fcurve_owner(id_data)
+    return list(owner.fcurves) if owner is not None else []
+
+
+def _action_is_empty(action):
+    """Whether `action` animates nothing: no F-curve in any layer, strip or channelbag."""
+    layers = getattr(action, "layers", None)
+    if layers:
+        return not any(len(bag.fcurves) for layer in layers for strip in layer.strips for bag in strip.channelbags)
+    return not len(getattr(action, "fcurves", ()))
+
+
+def remove_fcurves(id_data, prefix):
+    """Removes the F-curves of `id_data` whose data path starts with `prefix`, then its action
+    (and the animation data) if nothing is left in it and nothing else uses it."""
+    owner = _fcurve_owner(id_data)
+    if owner is None:
+        return
+    for fc in [fc for fc in owner.fcurves if fc.data_path.startswith(prefix)]:
+        owner.fcurves.remove(fc)
+    action = id_data.animation_data.action
+    if _action_is_empty(action) and action.users <= 1 and not action.use_fake_user:
+        id_data.animation_data_clear()
+        bpy.data.actions.remove(action)
 
 
 def keyframe(owner, prop, frame):
@@ -181,18 +241,12 @@ def add_frame_shape_keys(obj, prefix, start_frame, samples):
 
 
 def remove_frame_shape_keys(obj, prefix):
-    """Removes the shape keys named `prefix`… with their F-curves, and the basis if it is all
-    that is left."""
+    """Removes the shape keys named `prefix`… with their F-curves (and the action, once empty),
+    and the basis if it is all that is left."""
     keys = shape_keys(obj)
     if keys is None:
         return
-    if keys.animation_data and keys.animation_data.action:
-        action = keys.animation_data.action
-        for fc in [fc for fc in fcurves(keys) if fc.data_path.startswith(f'key_blocks["{prefix}')]:
-            try:
-                action.fcurves.remove(fc)
-            except (AttributeError, RuntimeError):
-                pass
+    remove_fcurves(keys, f'key_blocks["{prefix}')
     for kb in [kb for kb in keys.key_blocks if kb.name.startswith(prefix)]:
         obj.shape_key_remove(kb)
     _remove_lone_basis(obj)

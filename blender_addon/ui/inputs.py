@@ -13,11 +13,11 @@ suspend the previews (`activity.previews_suspended`)."""
 
 import numpy as np
 
-from ..sim import SimParams, _native, methods
+from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, Setup
 from ..sim.mesh import springs_from_triangles, vertex_masses
 from ..sim.params import CoulombMethod
-from . import bridge, preferences
+from . import activity, bridge, preferences
 
 MICRO = 1e-6  # C per µC: the UI shows charges in µC
 
@@ -51,24 +51,34 @@ def setup(scene, obj, substeps=None):
     s = obj.cmsc
     preferences.apply_threads()
     co, tris = bridge.mesh_arrays(obj)
+    n = len(co)
     x0 = bridge.to_world(obj.matrix_world, co)
     structural, bending = springs_from_triangles(tris)
+    springs = np.concatenate([structural, bending]).reshape(-1, 2)
     p, note = params(scene, s, substeps)
-    groups = s.charge_groups
+    groups = [(g.name, g.vertex_group, bridge.group_membership(obj, g.vertex_group)) for g in s.charge_groups]
+    pin = bridge.group_membership(obj, s.pin_group)
     return Setup(
         library=_native.addon_library_path(),
         rest_local=co,
         x0=x0,
         masses=vertex_masses(x0, tris, s.mass),
-        springs=np.concatenate([structural, bending]).reshape(-1, 2),
+        springs=springs,
         stiffness=np.concatenate([np.full(len(structural), s.stiffness), np.full(len(bending), s.bending_stiffness)]),
         params=p,
         note=note,
-        pins=np.nonzero(bridge.group_weights(obj, s.pin_group) > 0)[0],
-        group_weights=np.array([bridge.group_weights(obj, g.vertex_group) for g in groups]).reshape(
-            len(groups), len(co)
-        ),
+        warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs),
+        pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
+        group_weights=np.array([w.weight if w is not None else np.zeros(n) for _, _, w in groups]).reshape(-1, n),
     )
+
+
+def name_warnings(obj):
+    """The warnings the names of `obj`'s charge and pin groups give (blank, missing), for the
+    panel (cheap: no weights are read)."""
+    s = obj.cmsc
+    groups = [(g.name, g.vertex_group) for g in s.charge_groups]
+    return checks.name_warnings(groups, s.pin_group, lambda name: obj.vertex_groups.get(name) is not None)
 
 
 def external_charges(scene):
@@ -136,3 +146,10 @@ def bake_job(scene, obj, cache_path):
         ext_charge=ext_charge,
         field=field,
     )
+
+
+def keep_warnings(obj, warnings):
+    """Keeps the `warnings` of a run's inputs for the panel, less those it finds from the names
+    alone (which it checks again at every draw, so that a fixed name stops warning at once)."""
+    names = set(name_warnings(obj))
+    activity.set_warnings(obj, [w for w in warnings if w not in names])

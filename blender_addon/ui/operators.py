@@ -24,7 +24,7 @@ class CMSC_OT_bake(bpy.types.Operator):
     """Bake the active object's charged mass-spring simulation to its cache (Esc cancels)"""
 
     bl_idname = "cmsc.bake"
-    bl_label = "Bake"
+    bl_label = "Bake Charged Mass-Spring"
     bl_options = {"REGISTER"}
 
     @classmethod
@@ -69,10 +69,11 @@ class CMSC_OT_bake(bpy.types.Operator):
 
 
 class CMSC_OT_free_bake(bpy.types.Operator):
-    """Remove the baked cache of the active object"""
+    """Remove the charged mass-spring bake of the active object (its cache modifier or shape keys, and the file
+    the bake wrote)"""
 
     bl_idname = "cmsc.free_bake"
-    bl_label = "Free Bake"
+    bl_label = "Free Charged Mass-Spring Bake"
     bl_options = {"REGISTER", "UNDO"}
 
     @classmethod
@@ -154,7 +155,7 @@ class CMSC_OT_fit_charges(bpy.types.Operator):
     at a frame"""
 
     bl_idname = "cmsc.fit_charges"
-    bl_label = "Fit Charges"
+    bl_label = "Fit Charged Mass-Spring Charges"
     bl_options = {"REGISTER", "UNDO"}
 
     shape_key: StringProperty(name="Target Shape Key", description="The shape the mesh should reach")

@@ -1,5 +1,6 @@
-"""Panels in the Physics and Scene properties, and the entry in the Physics tab's "Enable
-physics for" buttons."""
+"""Panels in the Physics and Scene properties, the entry in the Physics tab's "Enable physics
+for" buttons, and the Object menu's "Charged Mass-Spring" submenu (so that F3 search finds the
+operators by name)."""
 
 import bpy
 
@@ -45,6 +46,12 @@ def coulomb_line(obj):
     if obj.cmsc.coulomb_method == "AUTO":
         return "AUTO chooses the Coulomb method from the vertex count when the bake or preview starts"
     return ""
+
+
+def input_warnings(obj):
+    """The panel's warnings about the inputs: blank or missing groups (checked now, from the
+    names), then what the last bake or preview found in the weights and springs."""
+    return inputs.name_warnings(obj) + activity.warnings(obj)
 
 
 def _cache_file_lines(layout, obj):
@@ -109,9 +116,11 @@ class CMSC_PT_main(bpy.types.Panel):
         ops = row.column(align=True)
         ops.operator("cmsc.charge_group_add", icon="ADD", text="")
         ops.operator("cmsc.charge_group_remove", icon="REMOVE", text="")
+        for text in input_warnings(obj):
+            wrapped_label(col, text, icon="ERROR")
         fit = col.box()
         fit.label(text="Fit charges to a shape key (marked groups, or all)")
-        fit.operator("cmsc.fit_charges", icon="DRIVER_DISTANCE")
+        fit.operator("cmsc.fit_charges", text="Fit Charges", icon="DRIVER_DISTANCE")
 
         box = layout.box()
         frames = box.column(align=True)
@@ -132,7 +141,7 @@ class CMSC_PT_main(bpy.types.Panel):
             box.label(text="Baked: changing a setting marks the cache outdated", icon="INFO")
         row = box.row(align=True)
         row.operator("cmsc.bake", text="Bake (outdated)" if baked and s.cache_outdated else "Bake")
-        row.operator("cmsc.free_bake")
+        row.operator("cmsc.free_bake", text="Free Bake")
         prow = box.row()
         prow.active = not baked
         prow.prop(s, "preview")
@@ -187,12 +196,40 @@ def draw_physics_add(self, context):
     row.operator("cmsc.physics_toggle", text="Charged Mass-Spring", icon="X" if obj.cmsc.enabled else "PHYSICS")
 
 
-CLASSES = (CMSC_UL_charge_groups, CMSC_PT_main, CMSC_PT_external_charge, CMSC_PT_scene)
+class CMSC_MT_object(bpy.types.Menu):
+    """Object ▸ Charged Mass-Spring: the add-on's operators for the active object."""
+
+    bl_idname = "CMSC_MT_object"
+    bl_label = "Charged Mass-Spring"
+
+    def draw(self, context):
+        layout = self.layout
+        obj = context.object
+        enabled = obj is not None and obj.type == "MESH" and obj.cmsc.enabled
+        layout.operator(
+            "cmsc.physics_toggle", text="Disable Simulation" if enabled else "Enable Simulation", icon="PHYSICS"
+        )
+        layout.separator()
+        layout.operator("cmsc.bake", icon="FILE_CACHE")
+        layout.operator("cmsc.free_bake", icon="TRASH")
+        layout.separator()
+        layout.operator("cmsc.fit_charges", icon="DRIVER_DISTANCE")
+
+
+def draw_object_menu(self, context):
+    """Appended to the 3D Viewport's Object menu."""
+    self.layout.separator()
+    self.layout.menu(CMSC_MT_object.bl_idname, icon="PHYSICS")
+
+
+CLASSES = (CMSC_UL_charge_groups, CMSC_PT_main, CMSC_PT_external_charge, CMSC_PT_scene, CMSC_MT_object)
 
 
 def register():
     bpy.types.PHYSICS_PT_add.append(draw_physics_add)
+    bpy.types.VIEW3D_MT_object.append(draw_object_menu)
 
 
 def unregister():
+    bpy.types.VIEW3D_MT_object.remove(draw_object_menu)
     bpy.types.PHYSICS_PT_add.remove(draw_physics_add)

@@ -15,6 +15,8 @@ stay the rest shape. Running previews and their status lines are kept in `activi
   the interface.
 - A forward jump of a few frames (playback dropping frames) is simulated with the object and
   external charge positions interpolated, and flagged approximate; a longer jump pauses.
+- Saving: the shape key is kept out of the saved .blend (`on_save_pre` removes it,
+  `on_save_post` puts back those of running previews), so a file never opens deformed.
 - Nothing raises into Blender: problems become the panel's status line (`status(obj)`).
 """
 
@@ -148,6 +150,7 @@ def _update(scene, obj):
         if frame == s.frame_start:
             state = _State(scene, obj)
             activity.preview_started(obj, state)
+            inputs.keep_warnings(obj, state.setup.warnings)
             if state.setup.note:
                 activity.set_status(obj, "ERROR", state.setup.note)
         return
@@ -261,20 +264,58 @@ def _end_all():
 
 
 @persistent
+def on_save_pre(*args):
+    """save_pre: the preview's shape key is not part of the scene (it is the add-on's playback,
+    and without the add-on it would leave the mesh deformed): take it out of what is saved.
+    `on_save_post` puts back those of running previews."""
+    try:
+        for obj in bpy.data.objects:
+            if obj.type == "MESH" and bridge.has_shape_key(obj, KEY_NAME):
+                bridge.remove_shape_key(obj, KEY_NAME)
+    except Exception as e:  # noqa: BLE001 - a handler must never raise into Blender
+        print(f"cmsc: could not keep the preview out of the saved file: {type(e).__name__}: {e}", flush=True)
+
+
+@persistent
+def on_save_post(*args):
+    """save_post: running previews show their current frame again."""
+    try:
+        for obj in bpy.data.objects:
+            state = activity.preview(obj) if obj.type == "MESH" else None
+            if state is not None and state.frame > obj.cmsc.frame_start:
+                local = to_local(state.sim.positions, np.linalg.inv(np.array(obj.matrix_world)))
+                if local is not None:
+                    bridge.write_shape_key(obj, KEY_NAME, local)
+    except Exception as e:  # noqa: BLE001 - as above
+        print(f"cmsc: could not restore the preview after saving: {type(e).__name__}: {e}", flush=True)
+
+
+@persistent
 def on_load(*args):
     """load_post: previews of the previous file end; this file's start at their start frame."""
     _end_all()
     _schedule_prepare()
 
 
+def _handlers():
+    """(handler list, function) of every app handler the preview installs."""
+    h = bpy.app.handlers
+    return (
+        (h.frame_change_post, on_frame_change),
+        (h.load_post, on_load),
+        (h.save_pre, on_save_pre),
+        (h.save_post, on_save_post),
+    )
+
+
 def register():
-    bpy.app.handlers.frame_change_post.append(on_frame_change)
-    bpy.app.handlers.load_post.append(on_load)
+    for handlers, fn in _handlers():
+        handlers.append(fn)
     _schedule_prepare()
 
 
 def unregister():
-    for handlers, fn in ((bpy.app.handlers.frame_change_post, on_frame_change), (bpy.app.handlers.load_post, on_load)):
+    for handlers, fn in _handlers():
         while fn in handlers:
             handlers.remove(fn)
     if bpy.app.timers.is_registered(_prepare):

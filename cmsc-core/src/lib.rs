@@ -71,4 +71,5 @@ pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
 pub use model::{Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
 pub use state::State;
+pub use step::RUNAWAY_FACTOR;
 pub use system::System;

@@ -9,9 +9,10 @@
 //!    velocity Verlet ([`crate::Integrator::Verlet`]), into scratch buffers;
 //! 4. **pins** — pinned vertices land exactly on their targets;
 //! 5. **collisions** — projection onto the ground and spheres, with friction;
-//! 6. **guard and commit** — if any position or velocity is not finite the step is rejected
-//!    with [`Error::Diverged`] and the state is untouched; otherwise the buffers become the
-//!    state.
+//! 6. **guard and commit** — the step is rejected with [`Error::Diverged`], the state
+//!    untouched, if any position or velocity is not finite, or if the integrator threw a free
+//!    vertex many times the whole system's size ([`unresolved_motion`]: a runaway, whose
+//!    explicit forces no longer describe the step); otherwise the buffers become the state.
 //!
 //! The [`Stepper`] owns what stepping needs besides the model and the state (as rapier's
 //! pipeline owns its scratch): the Coulomb backend, the prefactored global matrix, reusable
@@ -26,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::fields::add_gravity;
 use crate::integrator::{imex_advance, verlet_advance, verlet_finish, ImexBuffers, Next, Now};
 use crate::linsolve::GlobalSolver;
-use crate::math::{is_finite3, Vec3};
+use crate::math::{is_finite3, Real, Vec3};
 use crate::model::{Integrator, Model, SimParams};
 use crate::springs::{spring_forces, Springs};
 use crate::State;
@@ -207,6 +208,7 @@ impl Stepper {
             }
         }
         let finish = std::time::Instant::now();
+        let runaway = unresolved_motion(&state.x, &s.x_new, &model.mass, &pins.pinned);
         for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
             let i = i as usize;
             s.x_new[i] = target;
@@ -214,13 +216,19 @@ impl Stepper {
         }
         let contacts =
             model.colliders.project(&state.x, &mut s.x_new, &mut s.v_new, &pins.pinned, params.friction);
-        if let Some(i) = first_non_finite(&s.x_new, &s.v_new) {
+        let reason = match (first_non_finite(&s.x_new, &s.v_new), runaway) {
+            (Some(i), _) => Some(format!("vertex {i} reached a non-finite position or velocity")),
+            (None, Some(r)) => Some(format!(
+                "vertex {} moved {:.3e} m relative to the others in one step, more than \
+                 {RUNAWAY_FACTOR} times the whole system's size ({:.3e} m): runaway forces that \
+                 the step cannot resolve",
+                r.vertex, r.distance, r.size
+            )),
+            (None, None) => None,
+        };
+        if let Some(reason) = reason {
             self.timings = t;
-            return Err(Error::Diverged {
-                step: state.steps,
-                time: state.time,
-                reason: format!("vertex {i} reached a non-finite position or velocity"),
-            });
+            return Err(Error::Diverged { step: state.steps, time: state.time, reason });
         }
         std::mem::swap(&mut state.x, &mut s.x_new);
         std::mem::swap(&mut state.v, &mut s.v_new);
@@ -254,6 +262,97 @@ fn explicit_forces(
     Ok(())
 }
 
+/// A free vertex whose step the integrator could not resolve (see [`unresolved_motion`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Runaway {
+    vertex: usize,
+    /// Its displacement relative to the mass-weighted mean displacement (m).
+    distance: Real,
+    /// The diagonal of the bounding box of all vertices at the step's start (m).
+    size: Real,
+}
+
+/// How many times its own size the system may move, relative to its mean motion, in one step
+/// before the step fails as [`Error::Diverged`] (a runaway). The paper's stiffest experiment
+/// comes closest: its torus at 0.01 kg per vertex and h = 0.15 s (§4, Fig. 4) throws a vertex
+/// 3.6 times the torus's size in its first step, and the implicit springs bring it back (the
+/// run stays bounded, as the paper reports and `tests/ddef.rs` checks). 10 leaves room above
+/// that; a runaway passes it by orders of magnitude (1 C per vertex: 10^12 times).
+pub const RUNAWAY_FACTOR: Real = 10.0;
+
+/// The free vertex that moved farthest in one step relative to the system, if that is more
+/// than [`RUNAWAY_FACTOR`] times the system's size: `|Δx_i − Δx̄| > RUNAWAY_FACTOR · L` with
+/// `Δx_i = x_{t+1,i} − x_{t,i}` after the integrator (before pins and collisions), `Δx̄` the
+/// mass-weighted mean over free vertices and `L` the diagonal of the bounding box of `x_t`.
+///
+/// Why this rule: the IMEX step (and Verlet) takes the Coulomb and external forces at `x_t`
+/// ([Paper](crate#references) Eq. (12)); they describe the step only while the configuration
+/// changes little within it. A vertex thrown many times the whole mesh's size in one step has
+/// left every distance those forces were computed for: the motion is unresolved and, with
+/// charges, feeds on itself (1 C per vertex flings a sphere to 10^10 m in one frame). Measuring
+/// relative to the mean displacement keeps free fall and drift (any speed, all vertices alike)
+/// out of it, and comparing with the system's size keeps it independent of units and scale: an
+/// honest scene moves a small fraction of its size per step (a mesh pushed apart at a few m/s
+/// moves millimetres per 1/120 s step).
+fn unresolved_motion(x: &[Vec3], x_new: &[Vec3], mass: &[Real], pinned: &[bool]) -> Option<Runaway> {
+    let free = || (0..x.len()).into_par_iter().filter(|&i| !pinned[i]);
+    let (lo, hi) = x
+        .par_iter()
+        .fold_with((Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)), |(lo, hi), p| {
+            (lo.inf(p), hi.sup(p))
+        })
+        .reduce(
+            || (Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)),
+            |a, b| (a.0.inf(&b.0), a.1.sup(&b.1)),
+        );
+    let size = (hi - lo).norm();
+    let (moment, total) = free()
+        .map(|i| (mass[i] * (x_new[i] - x[i]), mass[i]))
+        .reduce(|| (Vec3::zeros(), 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if total <= 0.0 || !size.is_finite() {
+        return None;
+    }
+    let mean = moment / total;
+    let (vertex, distance) =
+        free().map(|i| (i, (x_new[i] - x[i] - mean).norm())).max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (distance > RUNAWAY_FACTOR * size).then_some(Runaway { vertex, distance, size })
+}
+
 fn first_non_finite(x: &[Vec3], v: &[Vec3]) -> Option<usize> {
     x.par_iter().zip(v.par_iter()).position_any(|(x, v)| !(is_finite3(x) && is_finite3(v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square() -> Vec<Vec3> {
+        [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]]
+            .iter()
+            .map(|p| Vec3::from_column_slice(p))
+            .collect()
+    }
+
+    #[test]
+    fn a_vertex_leaving_the_system_in_one_step_is_unresolved() {
+        let (x, m) = (square(), [1.0; 4]);
+        let size = 2f64.sqrt();
+        // everything moves alike, by any amount: free fall, drift
+        let fall: Vec<Vec3> = x.iter().map(|p| p + Vec3::new(0.0, 0.0, -1e6)).collect();
+        assert_eq!(unresolved_motion(&x, &fall, &m, &[false; 4]), None);
+        // one vertex 20 m away in a 1.41 m system
+        let mut out = x.clone();
+        out[3] += Vec3::new(20.0, 0.0, 0.0);
+        let r = unresolved_motion(&x, &out, &m, &[false; 4]).unwrap();
+        assert_eq!(r.vertex, 3);
+        // relative to the mean displacement (5, 0, 0)
+        assert!((r.distance - 15.0).abs() < 1e-12, "{r:?}");
+        assert!((r.size - size).abs() < 1e-12);
+        // within RUNAWAY_FACTOR times the system's size (10 m relative): resolved
+        out[3] = x[3] + Vec3::new(13.0, 0.0, 0.0);
+        assert_eq!(unresolved_motion(&x, &out, &m, &[false; 4]), None);
+        // a pinned vertex is moved by its target, not by the integrator
+        out[3] = x[3] + Vec3::new(50.0, 0.0, 0.0);
+        assert_eq!(unresolved_motion(&x, &out, &m, &[false, false, false, true]), None);
+    }
 }

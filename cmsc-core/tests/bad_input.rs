@@ -1,7 +1,9 @@
 //! Every bad input is a typed error that names the argument; nothing panics; a rejected call or
 //! a diverging step leaves the system exactly as it was.
 
-use cmsc_core::{Error, Integrator, SimParams, Softening, System, Vec3};
+use cmsc_core::{
+    shapes, springs_from_triangles, Error, FieldMethod, Integrator, SimParams, Softening, System, Vec3,
+};
 
 fn two() -> [Vec3; 2] {
     [Vec3::zeros(), Vec3::new(1.0, 0.0, 0.0)]
@@ -168,4 +170,47 @@ fn divergence_stops_with_an_error_and_keeps_the_last_good_state() {
         }
     }
     panic!("never diverged");
+}
+
+/// A 0.5 m sphere of 1 kg with the add-on's springs (100 / 10 N/m), stepped at 1/120 s (24 fps,
+/// 5 substeps), `q` coulombs on every vertex.
+fn sphere(q: f64, gravity: Vec3) -> System {
+    let mesh = shapes::uv_sphere(8, 12, 0.5);
+    let n = mesh.positions.len();
+    let (ends, k) = springs_from_triangles(n, &mesh.triangles).unwrap().with_stiffness(100.0, 10.0);
+    let params =
+        SimParams { time_step: 1.0 / 120.0, gravity, coulomb: FieldMethod::Direct, ..SimParams::default() };
+    let mut sys = System::new(&mesh.positions, &vec![1.0 / n as f64; n], &ends, &k, params).unwrap();
+    sys.set_charges(&vec![q; n]).unwrap();
+    sys
+}
+
+#[test]
+fn a_runaway_stops_as_diverged_with_the_last_good_state_sane() {
+    // 1 C per vertex (the add-on's 1e6 µC): finite numbers, but the sphere is flung 10^10 m
+    // in a frame; before the guard the step succeeded
+    let mut sys = sphere(1.0, Vec3::zeros());
+    let start = sys.positions().to_vec();
+    let e = sys.step_n(5).unwrap_err();
+    assert!(matches!(e, Error::Diverged { .. }), "{e:?}");
+    assert!(e.to_string().contains("runaway"), "{e}");
+    let moved = sys.positions().iter().zip(&start).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
+    assert!(moved < 1.0, "the kept state is the last good one, near the start: {moved} m");
+}
+
+#[test]
+fn honest_fast_motion_is_not_a_runaway() {
+    // free fall for 10 s (98 m/s at the end, 490 m down): any speed, all vertices alike
+    let mut sys = sphere(0.0, Vec3::new(0.0, 0.0, -9.81));
+    sys.step_n(1200).unwrap();
+    let z = sys.positions().iter().map(|p| p.z).sum::<f64>() / sys.positions().len() as f64;
+    assert!((z + 0.5 * 9.81 * 100.0).abs() < 10.0, "fell {z} m");
+    // a strongly charged sphere (5 µC per vertex, ~0.5 mC in all) bursting apart at ~10 m/s
+    let mut sys = sphere(5e-6, Vec3::zeros());
+    let mut fastest = 0.0f64;
+    for _ in 0..240 {
+        sys.step().unwrap();
+        fastest = sys.velocities().iter().map(|v| v.norm()).fold(fastest, f64::max);
+    }
+    assert!(fastest > 5.0, "the burst is fast: {fastest} m/s");
 }

@@ -130,6 +130,12 @@ class Layout:
         self.items.append(("operator", idname, kw))
         return type("OperatorProperties", (), {})()
 
+    def menu(self, idname, **kw):
+        self.items.append(("menu", idname, kw))
+
+    def separator(self, **kw):
+        pass
+
     def template_list(self, *args, **kw):
         self.items.append(("template_list", args[0], kw))
 

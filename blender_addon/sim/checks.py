@@ -1,0 +1,103 @@
+"""Mistakes in a simulation's inputs that do not stop it but that an artist should hear about:
+a charge group whose vertex group is blank, missing, empty or all zero (its charge acts
+nowhere), a pin group that pins nothing, vertices that no spring holds. Each is a sentence that
+names the group and says what follows; the bake reports them as warnings and proceeds.
+
+Plain data in, sentences out (no bpy): a group is given by its vertex group's name and its
+`Weights` on the mesh, or None when the mesh has no vertex group of that name."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A vertex group on a mesh of n vertices: each vertex's weight (0 where it is not a
+    member) and whether it is a member at all."""
+
+    weight: np.ndarray  # (n,)
+    member: np.ndarray  # (n,) bool
+
+
+def _name_problem(name, exists):
+    if not name:
+        return "names no vertex group"
+    if not exists:
+        return f'names vertex group "{name}", which this mesh does not have'
+    return None
+
+
+def group_problem(name, weights):
+    """What is wrong with a vertex group called `name` (its `Weights`, None if the mesh has no
+    such group) as a source of charge or pins, as the end of a sentence; None if nothing."""
+    problem = _name_problem(name, weights is not None)
+    if problem:
+        return problem
+    if not weights.member.any():
+        return f'names vertex group "{name}", which has no vertices'
+    if not (weights.weight > 0).any():
+        return f'names vertex group "{name}", whose weights are all 0'
+    return None
+
+
+def _charge_warning(label, problem):
+    return f'Charge group "{label}" {problem}: its charge acts on no vertex'
+
+
+def _pin_warning(problem):
+    return f"Pin Group {problem}: no vertex is pinned"
+
+
+def charge_group_warnings(groups):
+    """Warnings for charge groups given as (group name, vertex group name, Weights or None)."""
+    problems = ((label, group_problem(name, weights)) for label, name, weights in groups)
+    return [_charge_warning(label, problem) for label, problem in problems if problem]
+
+
+def pin_group_warning(name, weights):
+    """A warning for a Pin Group that is set but pins nothing, or None."""
+    problem = group_problem(name, weights) if name else None
+    return _pin_warning(problem) if problem else None
+
+
+def name_warnings(groups, pin_name, has_group):
+    """The warnings that names alone give (a blank or missing vertex group), cheap enough for a
+    panel to draw: `groups` as (group name, vertex group name), `has_group(name)` whether the
+    mesh has a vertex group of that name. Worded as `input_warnings` words them."""
+    out = []
+    for label, name in groups:
+        problem = _name_problem(name, has_group(name))
+        if problem:
+            out.append(_charge_warning(label, problem))
+    problem = _name_problem(pin_name, has_group(pin_name)) if pin_name else None
+    if problem:
+        out.append(_pin_warning(problem))
+    return out
+
+
+def unsprung_warning(n, springs):
+    """A warning when some of the `n` vertices belong to no spring (loose vertices, or edges
+    that belong to no face), or None. `springs` is (s, 2)."""
+    held = np.zeros(n, dtype=bool)
+    held[np.asarray(springs, dtype=np.int64).reshape(-1)] = True
+    loose = int(n - held.sum())
+    if loose == 0:
+        return None
+    return (
+        f"{loose} of the {n} vertices {'is' if loose == 1 else 'are'} held by no spring (loose vertices, or "
+        "edges that belong to no face): they move as free particles"
+    )
+
+
+def input_warnings(groups, pin_name, pin_weights, n, springs):
+    """Every warning about a simulation's inputs, in the order of the panel: charge groups, pin
+    group, vertices without springs."""
+    out = charge_group_warnings(groups)
+    pin = pin_group_warning(pin_name, pin_weights)
+    if pin:
+        out.append(pin)
+    loose = unsprung_warning(n, springs)
+    if loose:
+        out.append(loose)
+    return out

@@ -1,0 +1,90 @@
+"""Marks a bake outdated when what it was baked from changes outside the add-on's own settings
+(those mark it from their update callbacks, in `properties`): the mesh (coordinates, edges and
+faces), its vertex groups (names, weights), the scene's frame rate and gravity, the object's
+transform, and the position of any external charge of the scene.
+
+At the end of a bake `record` stores digests of those inputs on the object (ID properties of
+`Object.cmsc`, saved with the file). A depsgraph_update_post handler looks at what an edit
+updated and, for each baked object not yet outdated, compares the digests again, so that updates
+that change nothing (adding the cache modifier, selecting) leave the bake as it is. Frame changes
+do not run depsgraph_update_post, so playing animation never marks a bake outdated."""
+
+import bpy
+from bpy.app.handlers import persistent
+
+from . import bridge, cache
+
+_MESH = "baked_mesh_digest"
+_SCENE = "baked_scene_digest"
+
+
+def _scene_digest(scene):
+    """The scene's inputs to a bake: frame rate and, when used, gravity."""
+    gravity = tuple(round(g, 9) for g in scene.gravity) if scene.cmsc.use_gravity else None
+    return repr((scene.render.fps, round(scene.render.fps_base, 9), gravity))
+
+
+def record(scene, obj):
+    """Remembers what `obj`'s bake was baked from (call when a bake finishes)."""
+    obj.cmsc[_MESH] = bridge.mesh_digest(obj)
+    obj.cmsc[_SCENE] = _scene_digest(scene)
+
+
+def _watched(scene):
+    """Baked, simulated objects of `scene` whose bake is not outdated yet."""
+    return [
+        o for o in scene.objects
+        if o.type == "MESH" and o.cmsc.enabled and not o.cmsc.cache_outdated and cache.has_bake(o)
+    ]
+
+
+def _mesh_digest(obj):
+    if obj.mode == "EDIT":  # the mesh data lags behind the edit mesh until synced
+        obj.update_from_editmode()
+    return bridge.mesh_digest(obj)
+
+
+def _differs(obj, key, digest):
+    """Whether the input recorded under `key` changed; a bake from before the records (none
+    stored) is taken as unchanged, since nothing says otherwise."""
+    recorded = obj.cmsc.get(key)
+    return recorded is not None and recorded != digest()
+
+
+@persistent
+def on_depsgraph_update(scene, depsgraph):
+    """depsgraph_update_post: checks the baked objects that an edit may have changed."""
+    try:
+        watched = _watched(scene)
+        if not watched:
+            return
+        scene_changed, meshes, moved = False, [], []
+        for update in depsgraph.updates:
+            orig = update.id.original
+            if isinstance(orig, bpy.types.Scene):
+                scene_changed = True
+            elif isinstance(orig, bpy.types.Mesh) and update.is_updated_geometry:
+                meshes.append(orig)
+            elif isinstance(orig, bpy.types.Object) and update.is_updated_transform:
+                moved.append(orig)
+        charge_moved = any(o.cmsc_charge.enabled for o in moved)
+        for obj in watched:
+            if (
+                charge_moved
+                or obj in moved
+                or (scene_changed and _differs(obj, _SCENE, lambda: _scene_digest(scene)))
+                or (obj.data in meshes and _differs(obj, _MESH, lambda o=obj: _mesh_digest(o)))
+            ):
+                obj.cmsc.cache_outdated = True
+    except Exception as e:  # noqa: BLE001 - a handler must never raise into Blender
+        print(f"cmsc: checking whether bakes are outdated failed: {type(e).__name__}: {e}", flush=True)
+
+
+def register():
+    bpy.app.handlers.depsgraph_update_post.append(on_depsgraph_update)
+
+
+def unregister():
+    handlers = bpy.app.handlers.depsgraph_update_post
+    while on_depsgraph_update in handlers:
+        handlers.remove(on_depsgraph_update)

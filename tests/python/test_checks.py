@@ -1,0 +1,49 @@
+"""Warnings about a simulation's inputs (sim.checks): each mistake named, honest inputs silent."""
+
+import numpy as np
+
+from sim.checks import Weights, input_warnings, name_warnings
+
+
+def weights(w, member=None):
+    w = np.asarray(w, dtype=float)
+    return Weights(w, np.asarray(member if member is not None else w > 0))
+
+
+SPRINGS = np.array([[0, 1], [1, 2], [2, 3]])
+
+
+def test_honest_inputs_give_no_warning():
+    good = weights([1.0, 0.5, 0.0, 1.0])
+    assert input_warnings([("Body", "body", good)], "roots", good, 4, SPRINGS) == []
+    assert input_warnings([], "", None, 4, SPRINGS) == []
+
+
+def test_each_mistake_is_named():
+    groups = [
+        ("Blank", "", None),
+        ("Lost", "tentacle", None),
+        ("Hollow", "empty", weights([0, 0, 0, 0], [False] * 4)),
+        ("Faint", "zero", weights([0, 0, 0, 0], [True, True, False, False])),
+    ]
+    out = input_warnings(groups, "roots", None, 5, SPRINGS)
+    assert out == [
+        'Charge group "Blank" names no vertex group: its charge acts on no vertex',
+        'Charge group "Lost" names vertex group "tentacle", which this mesh does not have: its charge acts on '
+        "no vertex",
+        'Charge group "Hollow" names vertex group "empty", which has no vertices: its charge acts on no vertex',
+        'Charge group "Faint" names vertex group "zero", whose weights are all 0: its charge acts on no vertex',
+        'Pin Group names vertex group "roots", which this mesh does not have: no vertex is pinned',
+        "1 of the 5 vertices is held by no spring (loose vertices, or edges that belong to no face): they move "
+        "as free particles",
+    ]
+
+
+def test_name_warnings_match_the_full_check_word_for_word():
+    groups = [("Blank", ""), ("Lost", "tentacle"), ("Body", "body")]
+    live = name_warnings(groups, "roots", lambda name: name == "body")
+    full = input_warnings(
+        [(label, name, weights([1.0]) if name == "body" else None) for label, name in groups], "roots", None, 2,
+        [[0, 1]],
+    )
+    assert live == full
