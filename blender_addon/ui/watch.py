@@ -15,6 +15,7 @@ from bpy.app.handlers import persistent
 from . import bridge, cache
 
 _MESH = "baked_mesh_digest"
+_GROUPS = "baked_group_names"
 _SCENE = "baked_scene_digest"
 
 
@@ -27,7 +28,14 @@ def _scene_digest(scene):
 def record(scene, obj):
     """Remembers what `obj`'s bake was baked from (call when a bake finishes)."""
     obj.cmsc[_MESH] = bridge.mesh_digest(obj)
+    obj.cmsc[_GROUPS] = _group_names(obj)
     obj.cmsc[_SCENE] = _scene_digest(scene)
+
+
+def _group_names(obj):
+    """The names of the object's vertex groups, in order (adding, removing or renaming one
+    updates the object, not its mesh)."""
+    return "\0".join(g.name for g in obj.vertex_groups)
 
 
 def _watched(scene):
@@ -58,21 +66,24 @@ def on_depsgraph_update(scene, depsgraph):
         watched = _watched(scene)
         if not watched:
             return
-        scene_changed, meshes, moved = False, [], []
+        scene_changed, meshes, objects, moved = False, [], [], []
         for update in depsgraph.updates:
             orig = update.id.original
             if isinstance(orig, bpy.types.Scene):
                 scene_changed = True
             elif isinstance(orig, bpy.types.Mesh) and update.is_updated_geometry:
                 meshes.append(orig)
-            elif isinstance(orig, bpy.types.Object) and update.is_updated_transform:
-                moved.append(orig)
+            elif isinstance(orig, bpy.types.Object):
+                objects.append(orig)
+                if update.is_updated_transform:
+                    moved.append(orig)
         charge_moved = any(o.cmsc_charge.enabled for o in moved)
         for obj in watched:
             if (
                 charge_moved
                 or obj in moved
                 or (scene_changed and _differs(obj, _SCENE, lambda: _scene_digest(scene)))
+                or (obj in objects and _differs(obj, _GROUPS, lambda o=obj: _group_names(o)))
                 or (obj.data in meshes and _differs(obj, _MESH, lambda o=obj: _mesh_digest(o)))
             ):
                 obj.cmsc.cache_outdated = True
