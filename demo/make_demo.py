@@ -71,6 +71,7 @@ def rig(obj):
     for name in ["bell"] + [f"tentacle {t + 1}" for t in range(TENTACLES)]:
         obj.vertex_groups.active_index = obj.vertex_groups[name].index
         bpy.ops.cmsc.charge_group_add()
+        s.charge_groups[-1].distribution = "PER_VERTEX"  # charges below are per vertex of weight 1
     s.charge_groups["bell"].charge = 0.6
     for t in range(TENTACLES):  # tentacle t charges up in turn, then discharges
         item = s.charge_groups[f"tentacle {t + 1}"]

@@ -1,6 +1,6 @@
 """Mistakes in a simulation's inputs that do not stop it but that an artist should hear about:
 a charge group whose vertex group is blank, missing, empty or all zero (its charge acts
-nowhere), a pin group that pins nothing, vertices that no spring holds. Each is a sentence that
+nowhere), a pin group that pins nothing, vertices that no spring holds (on no edge or face). Each is a sentence that
 names the group and says what follows; the bake reports them as warnings and proceeds.
 
 Plain data in, sentences out (no bpy): a group is given by its vertex group's name and its
@@ -77,16 +77,16 @@ def name_warnings(groups, pin_name, has_group):
 
 
 def unsprung_warning(n, springs):
-    """A warning when some of the `n` vertices belong to no spring (loose vertices, or edges
-    that belong to no face), or None. `springs` is (s, 2)."""
+    """A warning when some of the `n` vertices belong to no spring (loose vertices: edges, faces
+    and strands all get springs), or None. `springs` is (s, 2)."""
     held = np.zeros(n, dtype=bool)
     held[np.asarray(springs, dtype=np.int64).reshape(-1)] = True
     loose = int(n - held.sum())
     if loose == 0:
         return None
     return (
-        f"{loose} of the {n} vertices {'is' if loose == 1 else 'are'} held by no spring (loose vertices, or "
-        "edges that belong to no face): they move as free particles"
+        f"{loose} of the {n} vertices {'is' if loose == 1 else 'are'} held by no spring (on no edge or face): "
+        "they move as free particles"
     )
 
 

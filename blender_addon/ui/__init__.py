@@ -9,13 +9,14 @@
 - `preview`: the live preview handler; `watch`: marks bakes outdated when the mesh, its groups,
   the scene or an external charge change; `bake`: collecting, running (modal or not) and
   finishing a bake; `fit`: the charge fit;
-- `properties`, `operators` (all of them), `panels`: what Blender registers.
+- `properties`, `operators` (all of them), `panels`: what Blender registers; `versioning`: files
+  of earlier versions keep their meaning.
 
 Classes are registered in dependency order, unregistered in reverse."""
 
 import bpy
 
-from . import operators, panels, preferences, preview, properties, watch
+from . import operators, panels, preferences, preview, properties, versioning, watch
 
 _modules = (properties, preferences, operators, panels)
 
@@ -28,10 +29,12 @@ def register():
     panels.register()
     preview.register()
     watch.register()
+    versioning.register()
     preferences.apply_threads()
 
 
 def unregister():
+    versioning.unregister()
     watch.unregister()
     preview.unregister()
     panels.unregister()

@@ -11,18 +11,39 @@ import numpy as np
 from bpy_extras import anim_utils
 
 from ..sim.checks import Weights
+from ..sim.mesh import Faces
 
 
 def mesh_arrays(obj):
-    """Rest coordinates (n, 3) in object space and triangles (t, 3) of a mesh object."""
+    """Rest coordinates (n, 3) in object space and the faces (`Faces`: triangles, quads, loose
+    edges) of a mesh object."""
     me = obj.data
     n = len(me.vertices)
     co = np.empty(3 * n)
     me.vertices.foreach_get("co", co)
+    return co.reshape(n, 3), mesh_faces(me)
+
+
+def _ints(collection, attr, per_item=1):
+    a = np.empty(per_item * len(collection), dtype=np.int64)
+    collection.foreach_get(attr, a)
+    return a.reshape(-1, per_item) if per_item > 1 else a
+
+
+def mesh_faces(me):
+    """The `Faces` of mesh `me`: its quads as they are, every other face as Blender triangulates
+    it, and the edges that belong to no face."""
     me.calc_loop_triangles()
-    tris = np.empty(3 * len(me.loop_triangles), dtype=np.int64)
-    me.loop_triangles.foreach_get("vertices", tris)
-    return co.reshape(n, 3), tris.reshape(-1, 3)
+    tris = _ints(me.loop_triangles, "vertices", 3)
+    tri_face = _ints(me.loop_triangles, "polygon_index")
+    size, start = _ints(me.polygons, "loop_total"), _ints(me.polygons, "loop_start")
+    loop_vertex, loop_edge = _ints(me.loops, "vertex_index"), _ints(me.loops, "edge_index")
+    quad = size == 4
+    quads = loop_vertex[start[quad][:, None] + np.arange(4)]
+    in_face = np.zeros(len(me.edges), dtype=bool)
+    in_face[loop_edge] = True
+    loose = _ints(me.edges, "vertices", 2)[~in_face]
+    return Faces.of(triangles=tris[~quad[tri_face]], quads=quads, loose_edges=loose)
 
 
 def vertex_count(obj):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, Setup
-from ..sim.mesh import springs_from_triangles, vertex_masses
+from ..sim.mesh import charge_shares, lumped_measure, mesh_springs
 from ..sim.params import CoulombMethod
 from . import activity, bridge, preferences
 
@@ -50,11 +50,11 @@ def setup(scene, obj, substeps=None):
     steps per frame instead of the object's Substeps if given."""
     s = obj.cmsc
     preferences.apply_threads()
-    co, tris = bridge.mesh_arrays(obj)
+    co, faces = bridge.mesh_arrays(obj)
     n = len(co)
     x0 = bridge.to_world(obj.matrix_world, co)
-    structural, bending = springs_from_triangles(tris)
-    springs = np.concatenate([structural, bending]).reshape(-1, 2)
+    springs, stiffness = mesh_springs(faces).with_stiffness(s.stiffness, s.bending_stiffness)
+    measure = lumped_measure(x0, faces)
     p, note = params(scene, s, substeps)
     groups = [(g.name, g.vertex_group, bridge.group_membership(obj, g.vertex_group)) for g in s.charge_groups]
     pin = bridge.group_membership(obj, s.pin_group)
@@ -62,15 +62,27 @@ def setup(scene, obj, substeps=None):
         library=_native.addon_library_path(),
         rest_local=co,
         x0=x0,
-        masses=vertex_masses(x0, tris, s.mass),
+        masses=s.mass * measure / measure.sum(),
         springs=springs,
-        stiffness=np.concatenate([np.full(len(structural), s.stiffness), np.full(len(bending), s.bending_stiffness)]),
+        stiffness=stiffness,
         params=p,
         note=note,
         warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs),
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
-        group_weights=np.array([w.weight if w is not None else np.zeros(n) for _, _, w in groups]).reshape(-1, n),
+        group_weights=np.array(
+            [_charge_row(g, w, measure) for g, (_, _, w) in zip(s.charge_groups, groups)]
+        ).reshape(-1, n),
     )
+
+
+def _charge_row(group, weights, measure):
+    """The charge each vertex carries per coulomb of `group`'s charge: its weight (PER_VERTEX),
+    or its share of the total, by weight × lumped measure (TOTAL)."""
+    if weights is None:
+        return np.zeros(len(measure))
+    if group.distribution == "TOTAL":
+        return charge_shares(weights.weight, measure)
+    return weights.weight
 
 
 def name_warnings(obj):

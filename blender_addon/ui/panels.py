@@ -116,6 +116,8 @@ class CMSC_PT_main(bpy.types.Panel):
         ops = row.column(align=True)
         ops.operator("cmsc.charge_group_add", icon="ADD", text="")
         ops.operator("cmsc.charge_group_remove", icon="REMOVE", text="")
+        if 0 <= s.charge_group_index < len(s.charge_groups):
+            col.prop(s.charge_groups[s.charge_group_index], "distribution")
         for text in input_warnings(obj):
             wrapped_label(col, text, icon="ERROR")
         fit = col.box()

@@ -52,6 +52,7 @@ def charged_sphere(tmp_path, name="ball", charge=1.0, frames=10, subdivisions=2)
     s.frame_start, s.frame_end = 1, frames
     s.cache_path = str(tmp_path / f"{name}.pc2")
     bpy.ops.cmsc.charge_group_add()
+    s.charge_groups[0].distribution = "PER_VERTEX"  # `charge` µC on every vertex
     s.charge_groups[0].charge = charge
     return obj
 

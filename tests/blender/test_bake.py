@@ -103,6 +103,7 @@ def test_keyframes_follow_their_group_when_another_is_removed(scene):
     obj = charged_sphere(tmp, charge=0.0, frames=6)  # group 0 "all", static 0 µC
     bpy.ops.cmsc.charge_group_add()  # group 1 "all.001" on the same vertices
     animated = obj.cmsc.charge_groups[1]
+    animated.distribution = "PER_VERTEX"
     assert animated.name == "all.001"
     animated.charge = 0.0
     animated.keyframe_insert("charge", frame=1)  # Blender keys it as charge_groups[1]

@@ -24,6 +24,7 @@ def two_group_sphere(tmp):
     for name, charge in TRUTH.items():
         obj.vertex_groups.active = obj.vertex_groups[name]
         assert bpy.ops.cmsc.charge_group_add() == {"FINISHED"}
+        s.charge_groups[name].distribution = "PER_VERTEX"
         s.charge_groups[name].charge = charge
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     sample = read_pc2(s.cache_path)[FRAME - 1]

@@ -34,8 +34,7 @@ def test_each_mistake_is_named():
         'Charge group "Hollow" names vertex group "empty", which has no vertices: its charge acts on no vertex',
         'Charge group "Faint" names vertex group "zero", whose weights are all 0: its charge acts on no vertex',
         'Pin Group names vertex group "roots", which this mesh does not have: no vertex is pinned',
-        "1 of the 5 vertices is held by no spring (loose vertices, or edges that belong to no face): they move "
-        "as free particles",
+        "1 of the 5 vertices is held by no spring (on no edge or face): they move as free particles",
     ]
 
 

@@ -1,0 +1,130 @@
+"""Simulating what the artist made (issue 17): strands hang from their roots, a group's charge
+means the same at any resolution, a symmetric grid hangs symmetric, and files of the first
+version keep their per-vertex charges."""
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import addon_module, evaluated_coords, read_pc2
+
+
+def mesh_object(name, verts, edges=(), faces=()):
+    me = bpy.data.meshes.new(name)
+    me.from_pydata([tuple(v) for v in verts], list(edges), list(faces))
+    me.update()
+    obj = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    return obj
+
+
+def simulated(obj, tmp, frames, pin=None):
+    s = obj.cmsc
+    s.enabled = True
+    s.frame_start, s.frame_end = 1, frames
+    s.cache_path = str(tmp / f"{obj.name}.pc2")
+    if pin is not None:
+        group = obj.vertex_groups.new(name="pin")
+        group.add([int(i) for i in pin], 1.0, "REPLACE")
+        s.pin_group = "pin"
+    return obj
+
+
+def test_strands_hang_from_their_roots_with_their_segments_intact(scene):
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    per, spacing = 10, 0.1
+    verts = [(k * spacing, 0.2 * s, 0.0) for s in range(5) for k in range(per)]  # horizontal: they swing down
+    edges = [(s * per + k, s * per + k + 1) for s in range(5) for k in range(per - 1)]
+    obj = simulated(mesh_object("hair", verts, edges), tmp, 48, pin=[s * per for s in range(5)])
+    obj.cmsc.mass = 0.05  # 10 g a strand
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    samples = read_pc2(obj.cmsc.cache_path)
+    a, b = np.array(edges).T
+    length = np.linalg.norm(samples[:, a] - samples[:, b], axis=2)
+    assert np.abs(length / spacing - 1).max() < 0.25, np.abs(length / spacing - 1).max()
+    assert samples[-1][:, 2].min() < -0.5, "the strands swung down"
+
+
+def sphere(tmp, subdivisions):
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=subdivisions, radius=1.0)  # 2 m across
+    obj = bpy.context.active_object
+    obj.name = f"ico{subdivisions}"
+    obj.vertex_groups.new(name="all").add(list(range(len(obj.data.vertices))), 1.0, "REPLACE")
+    simulated(obj, tmp, 24)
+    assert bpy.ops.cmsc.charge_group_add() == {"FINISHED"}
+    assert obj.cmsc.charge_groups[0].distribution == "TOTAL"
+    return obj
+
+
+def test_the_same_group_charge_inflates_any_resolution_alike(scene):
+    sc, tmp = scene
+    swell = {}
+    for subdivisions in (2, 4):
+        obj = sphere(tmp, subdivisions)
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}
+        radius = np.linalg.norm(read_pc2(obj.cmsc.cache_path), axis=2).mean(axis=1)
+        swell[subdivisions] = radius.max() / radius[0] - 1
+        bpy.data.objects.remove(obj)
+    assert 0.01 < swell[2] < 0.5, f"the default charge moves the default mesh visibly and boundedly: {swell}"
+    assert abs(swell[4] / swell[2] - 1) < 0.15, swell
+
+
+def test_an_uncharged_grid_hangs_symmetric(scene):
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=30, y_subdivisions=30, size=2.0)
+    obj = bpy.context.active_object
+    co = evaluated_coords(obj)
+    assert len(co) == 31 * 31
+    simulated(obj, tmp, 48, pin=np.nonzero(co[:, 1] > 0.999)[0])
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    samples = read_pc2(obj.cmsc.cache_path)
+    centre = samples[:, :, 0].mean(axis=1)
+    assert np.abs(centre).max() < 1e-3, f"centroid {np.abs(centre).max() * 1e3:.2f} mm off the centre line"
+    assert samples[-1][:, 2].min() < -1.0, "the cloth swung down"
+
+
+def test_files_of_the_first_version_keep_per_vertex_charges(tmp_path):
+    versioning = addon_module("ui.versioning")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    try:
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1)
+        obj = bpy.context.active_object
+        obj.vertex_groups.new(name="all")
+        obj.cmsc.enabled = True
+        bpy.ops.cmsc.charge_group_add()
+        new = tmp_path / "new.blend"
+        assert bpy.ops.wm.save_as_mainfile(filepath=str(new)) == {"FINISHED"}
+        # a file of the first version: no distribution stored, no stamp
+        bpy.app.handlers.save_pre.remove(versioning.on_save_pre)
+        try:
+            obj.cmsc.charge_groups[0].property_unset("distribution")
+            del obj.cmsc[versioning.STAMP]
+            old = tmp_path / "old.blend"
+            assert bpy.ops.wm.save_as_mainfile(filepath=str(old)) == {"FINISHED"}
+        finally:
+            bpy.app.handlers.save_pre.append(versioning.on_save_pre)
+        assert bpy.ops.wm.open_mainfile(filepath=str(old)) == {"FINISHED"}
+        assert bpy.data.objects["Icosphere"].cmsc.charge_groups[0].distribution == "PER_VERTEX"
+        assert bpy.ops.wm.open_mainfile(filepath=str(new)) == {"FINISHED"}
+        assert bpy.data.objects["Icosphere"].cmsc.charge_groups[0].distribution == "TOTAL"
+    finally:
+        bpy.ops.wm.read_homefile(use_empty=True)
+
+
+@pytest.mark.parametrize("distribution", ["TOTAL", "PER_VERTEX"])
+def test_a_groups_charge_is_what_the_distribution_says(scene, distribution):
+    sc, tmp = scene
+    inputs = addon_module("ui.inputs")
+    obj = sphere(tmp, 2)
+    group = obj.cmsc.charge_groups[0]
+    group.distribution = distribution
+    obj.vertex_groups["all"].add([0, 1, 2], 0.5, "REPLACE")
+    st = inputs.setup(sc, obj)
+    per_coulomb = st.group_weights[0]
+    if distribution == "TOTAL":
+        assert per_coulomb.sum() == pytest.approx(1.0)
+    else:
+        assert per_coulomb[:3].tolist() == [0.5] * 3 and (per_coulomb[3:] == 1.0).all()
