@@ -39,19 +39,22 @@ class Setup:
     params: SimParams
     pins: np.ndarray  # (p,) vertex indices
     group_weights: np.ndarray  # (g, n)
+    relative_damping: float = 0.0  # 1/s (Simulation.set_relative_damping)
     note: str = ""  # a fallback the user should know about (e.g. GPU unavailable → CPU)
     #: mistakes in the inputs that do not stop the simulation (`checks.input_warnings`)
     warnings: list = field(default_factory=list)
 
     def create_simulation(self):
-        """The simulation at the start frame (pins set); the caller closes it."""
+        """The simulation at the start frame (pins and damping set); the caller closes it."""
         sim = Simulation(self.library, self.x0, self.masses, self.springs, self.stiffness, self.params)
-        if len(self.pins):
-            try:
+        try:
+            if len(self.pins):
                 sim.set_pins(self.pins)
-            except CmscError:
-                sim.close()
-                raise
+            if self.relative_damping:
+                sim.set_relative_damping(self.relative_damping)
+        except CmscError:
+            sim.close()
+            raise
         return sim
 
 

@@ -135,6 +135,11 @@ class Simulation:
         e = _f64(field, (3,), "field")
         self._call("cmsc_set_uniform_field", _ptr(e))
 
+    def set_relative_damping(self, rate):
+        """Relative damping rate (1/s): velocities relative to the pins' mean motion (or, without
+        pins, the centre of mass's) decay as exp(-rate t)."""
+        self._call("cmsc_set_relative_damping", float(rate))
+
     def set_sphere_colliders(self, centers, radii):
         """Sphere obstacles: centers (k, 3) m, radii (k,) m."""
         c = np.ascontiguousarray(centers, dtype=np.float64).reshape(-1, 3)

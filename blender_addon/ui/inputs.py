@@ -68,6 +68,7 @@ def setup(scene, obj, substeps=None):
         params=p,
         note=note,
         warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs),
+        relative_damping=s.relative_damping,
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
         group_weights=np.array(
             [_charge_row(g, w, measure) for g, (_, _, w) in zip(s.charge_groups, groups)]

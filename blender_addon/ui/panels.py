@@ -97,6 +97,7 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "mass")
         col.prop(s, "stiffness")
         col.prop(s, "bending_stiffness")
+        col.prop(s, "relative_damping")
         col.prop(s, "damping")
         col.prop(s, "substeps")
         col.prop(s, "iterations")

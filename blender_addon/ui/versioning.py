@@ -1,40 +1,43 @@
 """Files made by earlier versions of the add-on keep their meaning.
 
-Charge groups gained `distribution` (default TOTAL: the charge is the group's total). A file
-saved before that has no stored value, which would read as TOTAL and change every charge it
-holds; its groups must stay PER_VERTEX (charge × weight on each vertex). The add-on stamps every
-object with charge groups when a file is saved (`save_pre`); on load (`load_post`) the groups of
-an object without the stamp are set to PER_VERTEX, and stamped."""
+Version 1 of the data added charge groups' `distribution` (default TOTAL: the charge is the
+group's total) and `Object.cmsc.relative_damping` (default 1/s). A file saved before has no
+stored values, which would read as those defaults and change its motion; its groups must stay
+PER_VERTEX (charge × weight on each vertex) and its objects undamped. The add-on stamps every
+simulated object (enabled, or with charge groups) when a file is saved (`save_pre`); on load
+(`load_post`) an object without the stamp gets the old meanings, and the stamp."""
 
 import bpy
 from bpy.app.handlers import persistent
 
 #: ID property on `Object.cmsc`: the version of the add-on's data in a saved file.
 STAMP = "data_version"
-#: 1: charge groups have `distribution`.
+#: 1: charge groups have `distribution`, objects `relative_damping`.
 DATA_VERSION = 1
 
 
-def _with_groups():
-    return [o for o in bpy.data.objects if o.type == "MESH" and len(o.cmsc.charge_groups)]
+def _simulated():
+    return [o for o in bpy.data.objects if o.type == "MESH" and (o.cmsc.enabled or len(o.cmsc.charge_groups))]
 
 
 @persistent
 def on_save_pre(*args):
-    for obj in _with_groups():
+    for obj in _simulated():
         obj.cmsc[STAMP] = DATA_VERSION
 
 
 @persistent
 def on_load_post(*args):
-    """Old groups keep their per-vertex meaning (prints what it changed)."""
-    for obj in _with_groups():
+    """Objects of an earlier version keep their per-vertex charges and no settling (prints
+    what it changed)."""
+    for obj in _simulated():
         if obj.cmsc.get(STAMP, 0) >= DATA_VERSION:
             continue
         for group in obj.cmsc.charge_groups:
             group.distribution = "PER_VERTEX"
+        obj.cmsc.relative_damping = 0.0
         obj.cmsc[STAMP] = DATA_VERSION
-        print(f"cmsc: {obj.name}: charge groups from an earlier version keep their per-vertex charges", flush=True)
+        print(f"cmsc: {obj.name}: from an earlier version: per-vertex charges, no Settling, as it was made", flush=True)
 
 
 def _handlers():

@@ -198,7 +198,7 @@ impl Stepper {
             }
             Integrator::Verlet => {
                 timed(&mut t.springs, || spring_forces(&model.springs, &state.x, &mut s.force));
-                verlet_advance(params.alpha(), h, &model.mass, now, &s.force, next);
+                verlet_advance(model, now, &s.force, next);
                 for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
                     s.x_new[i as usize] = target;
                 }

@@ -177,6 +177,16 @@ impl System {
         Ok(())
     }
 
+    /// Sets the relative damping rate `c` (1/s, [`SimParams::relative_damping`]): velocities
+    /// relative to the pins' (or, without pins, the centre of mass's) mean motion decay as
+    /// `e^{−c t}`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`relative_damping`) if `rate` is negative or not finite.
+    pub fn set_relative_damping(&mut self, rate: Real) -> Result<()> {
+        self.set_params(SimParams { relative_damping: rate, ..self.model.params.clone() })
+    }
+
     /// Sets every vertex charge `q_i` (C).
     ///
     /// # Errors

@@ -12,6 +12,11 @@ use cmsc_core::{
 /// groups, one pinned vertex, an external charge, a uniform field, gravity and damping: every
 /// term the reverse pass differentiates.
 fn scene(h: f64, iterations: u32, coulomb: FieldMethod) -> (System, ChargeGroups) {
+    scene_damped(h, iterations, coulomb, 0.0)
+}
+
+/// [`scene`] with relative damping at `rate` (1/s).
+fn scene_damped(h: f64, iterations: u32, coulomb: FieldMethod, rate: f64) -> (System, ChargeGroups) {
     let mesh = shapes::torus(12, 4, 1.0, 0.3);
     let n = mesh.positions.len();
     let springs = springs_from_triangles(n, &mesh.triangles).unwrap();
@@ -20,6 +25,7 @@ fn scene(h: f64, iterations: u32, coulomb: FieldMethod) -> (System, ChargeGroups
         time_step: h,
         iterations,
         damping: 0.02,
+        relative_damping: rate,
         gravity: Vec3::new(0.0, 0.0, -2.0),
         coulomb,
         ..SimParams::default()
@@ -46,8 +52,8 @@ fn loss(sys: &mut System, steps: u32, groups: &ChargeGroups, q: &[f64], target: 
 }
 
 /// `max |analytic − fd| / max |fd|` over the charge gradient, and the same for the stiffness scale.
-fn gradient_errors(h: f64, iterations: u32, steps: u32, q: [f64; 2]) -> (f64, f64) {
-    let (mut sys, groups) = scene(h, iterations, FieldMethod::Direct);
+fn gradient_errors(h: f64, iterations: u32, steps: u32, q: [f64; 2], rate: f64) -> (f64, f64) {
+    let (mut sys, groups) = scene_damped(h, iterations, FieldMethod::Direct, rate);
     let target = target_for(&sys);
     let before = sys.positions().to_vec();
     let g = sys.rollout_gradient(steps, &groups, &q, &target).unwrap();
@@ -89,7 +95,17 @@ fn gradients_match_central_differences() {
         (0.2, 20, 10, [5e-6, 1e-6]),
         (0.03, 1, 25, [3e-6, -2e-6]),
     ] {
-        let (eq, es) = gradient_errors(h, iterations, steps, q);
+        let (eq, es) = gradient_errors(h, iterations, steps, q, 0.0);
+        assert!(eq <= 1e-4, "charge gradient off by {eq:.2e} at h = {h}, K = {iterations}");
+        assert!(es <= 1e-4, "stiffness gradient off by {es:.2e} at h = {h}, K = {iterations}");
+    }
+}
+
+/// The relative damping (the add-on's default settling) is differentiated exactly too.
+#[test]
+fn gradients_with_relative_damping_match_central_differences() {
+    for (h, iterations, steps, q) in [(0.01, 10, 20, [2e-6, 3e-6]), (0.2, 20, 10, [5e-6, 1e-6])] {
+        let (eq, es) = gradient_errors(h, iterations, steps, q, 1.5);
         assert!(eq <= 1e-4, "charge gradient off by {eq:.2e} at h = {h}, K = {iterations}");
         assert!(es <= 1e-4, "stiffness gradient off by {es:.2e} at h = {h}, K = {iterations}");
     }

@@ -188,6 +188,24 @@ pub unsafe extern "C" fn cmsc_set_uniform_field(sim: *mut CmscSim, field: *const
     })
 }
 
+/// Sets the relative damping rate `c` (1/s, finite, >= 0; 0 for a new simulation): each step
+/// the inertial prediction uses `D(v)_i = a (g v_i + (1 - g) v_ref)` with `a = 1 - damping`,
+/// `g = exp(-c h)` and `v_ref` the mass-weighted mean velocity of the pinned vertices, or of
+/// all vertices when none is pinned. Velocities relative to that motion decay as `exp(-c t)` at
+/// any time step: a hanging cloth comes to rest while an unpinned object keeps its momentum
+/// (it falls and drifts at full speed). `cmsc_rollout_gradient` differentiates it exactly.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_relative_damping(sim: *mut CmscSim, rate: f64) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim)? };
+        sim.call(|s| Ok(s.set_relative_damping(rate)?))
+    })
+}
+
 /// Replaces the sphere colliders: centers (3 k doubles, m) and radii (k, m, > 0).
 ///
 /// # Safety

@@ -155,6 +155,8 @@ fn edits_with_wrong_lengths_or_values_change_nothing() {
                 "`charges`",
             ),
             (Box::new(|| cmsc_set_uniform_field(sim, nan3.as_ptr())), "`field`"),
+            (Box::new(|| cmsc_set_relative_damping(sim, -1.0)), "`relative_damping`"),
+            (Box::new(|| cmsc_set_relative_damping(sim, f64::NAN)), "`relative_damping`"),
             (Box::new(|| cmsc_set_sphere_colliders(sim, [0.0; 3].as_ptr(), [-1.0].as_ptr(), 1)), "`radii`"),
             (Box::new(|| cmsc_coulomb_forces(sim, out, 1)), "length 1"),
         ];

@@ -86,7 +86,7 @@ def test_an_uncharged_grid_hangs_symmetric(scene):
     assert samples[-1][:, 2].min() < -1.0, "the cloth swung down"
 
 
-def test_files_of_the_first_version_keep_per_vertex_charges(tmp_path):
+def test_files_of_the_first_version_keep_per_vertex_charges_and_no_settling(tmp_path):
     versioning = addon_module("ui.versioning")
     bpy.ops.wm.read_homefile(use_empty=True)
     try:
@@ -97,19 +97,22 @@ def test_files_of_the_first_version_keep_per_vertex_charges(tmp_path):
         bpy.ops.cmsc.charge_group_add()
         new = tmp_path / "new.blend"
         assert bpy.ops.wm.save_as_mainfile(filepath=str(new)) == {"FINISHED"}
-        # a file of the first version: no distribution stored, no stamp
+        # a file of the first version: no distribution or settling stored, no stamp
         bpy.app.handlers.save_pre.remove(versioning.on_save_pre)
         try:
             obj.cmsc.charge_groups[0].property_unset("distribution")
+            obj.cmsc.property_unset("relative_damping")
             del obj.cmsc[versioning.STAMP]
             old = tmp_path / "old.blend"
             assert bpy.ops.wm.save_as_mainfile(filepath=str(old)) == {"FINISHED"}
         finally:
             bpy.app.handlers.save_pre.append(versioning.on_save_pre)
         assert bpy.ops.wm.open_mainfile(filepath=str(old)) == {"FINISHED"}
-        assert bpy.data.objects["Icosphere"].cmsc.charge_groups[0].distribution == "PER_VERTEX"
+        s = bpy.data.objects["Icosphere"].cmsc
+        assert s.charge_groups[0].distribution == "PER_VERTEX" and s.relative_damping == 0.0
         assert bpy.ops.wm.open_mainfile(filepath=str(new)) == {"FINISHED"}
-        assert bpy.data.objects["Icosphere"].cmsc.charge_groups[0].distribution == "TOTAL"
+        s = bpy.data.objects["Icosphere"].cmsc
+        assert s.charge_groups[0].distribution == "TOTAL" and s.relative_damping == 1.0
     finally:
         bpy.ops.wm.read_homefile(use_empty=True)
 
@@ -128,3 +131,34 @@ def test_a_groups_charge_is_what_the_distribution_says(scene, distribution):
         assert per_coulomb.sum() == pytest.approx(1.0)
     else:
         assert per_coulomb[:3].tolist() == [0.5] * 3 and (per_coulomb[3:] == 1.0).all()
+
+
+def released_cloth(tmp, frames):
+    """A 2 m, 1 kg cloth (21 × 21) released from the horizontal, hanging from its top row, with
+    the add-on's defaults."""
+    sc = bpy.context.scene
+    sc.cmsc.use_gravity = True
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=2.0)
+    obj = bpy.context.active_object
+    return simulated(obj, tmp, frames, pin=np.nonzero(evaluated_coords(obj)[:, 1] > 0.999)[0])
+
+
+def test_with_the_defaults_a_released_cloth_comes_to_rest(scene):
+    sc, tmp = scene
+    obj = released_cloth(tmp, 1 + 11 * 24)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    samples = read_pc2(obj.cmsc.cache_path)
+    per_frame = np.linalg.norm(np.diff(samples, axis=0), axis=2).max(axis=1)
+    after = per_frame[10 * 24 :].max()
+    assert after < 0.005 * per_frame.max(), f"{after / per_frame.max():.2%} of its peak after 10 s"
+
+
+def test_with_the_defaults_a_falling_object_is_not_slowed(scene):
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=1.0)
+    obj = simulated(bpy.context.active_object, tmp, 25)
+    assert obj.cmsc.relative_damping > 0
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    fallen = -read_pc2(obj.cmsc.cache_path)[-1][:, 2].mean()
+    assert fallen == pytest.approx(0.5 * 9.81 * 1.0**2, rel=0.02), f"fell {fallen} m in 1 s"

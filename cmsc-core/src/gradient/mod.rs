@@ -345,13 +345,7 @@ impl Reverse {
         let (mass, springs, pinned) = (&model.mass, &model.springs, &model.pins.pinned);
         let mut timings = StepTimings::default();
         // Replay the forward iterations, recording every iterate.
-        imex_start(
-            p.alpha() * h,
-            &model.pins,
-            Now { x: now.x, v: now.v },
-            &mut self.y,
-            &mut self.iterates[0],
-        );
+        let damping = imex_start(model, Now { x: now.x, v: now.v }, &mut self.y, &mut self.iterates[0]);
         for k in 0..k_iter {
             let (done, next) = self.iterates.split_at_mut(k + 1);
             next[0].copy_from_slice(&done[k]);
@@ -393,13 +387,13 @@ impl Reverse {
                 }
             }
         }
-        // x⁰_F = y_F, y = x_t + α h v_t.
-        let ah = p.alpha() * h;
-        for i in 0..x_bar.len() {
-            let yb = self.y_bar[i] + self.g[i];
-            x_bar[i] += yb;
-            v_bar[i] = yb * ah;
+        // x⁰_F = y_F, y = x_t + h D(v_t): x̄ += ȳ, v̄ = h Dᵀ ȳ.
+        for ((yb, g), xb) in self.y_bar.iter_mut().zip(&self.g).zip(x_bar.iter_mut()) {
+            *yb += g;
+            *xb += *yb;
+            *yb *= h;
         }
+        damping.transpose(model, &self.y_bar, v_bar);
         // f = q(x_t) + f_ext(x_t): gravity is constant.
         let (q, k_c, eps) = (&model.charge, p.coulomb_constant, model.softening());
         if p.coulomb != FieldMethod::Off {

@@ -23,7 +23,7 @@ use super::{Next, Now};
 use crate::counters::{timed, StepTimings};
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
-use crate::model::{Model, Pins};
+use crate::model::{Damping, Model};
 use crate::springs::{gather_jd, local_step};
 
 /// The local step's outputs, reused across iterations: spring directions `d` (one per spring)
@@ -54,22 +54,28 @@ pub(crate) fn advance(
     let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
     let ImexBuffers { y, d, jd } = buf;
     let p = &model.params;
-    start(p.alpha() * p.time_step, &model.pins, Now { x, v }, y, x_new);
+    start(model, Now { x, v }, y, x_new);
     for _ in 0..p.iterations {
         iterate(model, global, y, f_explicit, LocalBuffers { d, jd }, x_new, timings);
     }
     finish(p.time_step, x, x_new, v_new);
 }
 
-/// The inertial prediction `y = x + α h v` and the first iterate `x⁰ = y` with pinned vertices
-/// at their targets.
-pub(crate) fn start(ah: Real, pins: &Pins, now: Now<'_>, y: &mut [Vec3], x0: &mut [Vec3]) {
+/// The inertial prediction `y = x + h D(v)` (`D`: ether drag and relative damping, see
+/// [`Damping`]; `y = x + α h v` without relative damping) and the first iterate `x⁰ = y` with
+/// pinned vertices at their targets. Returns the `D` it used (the adjoint needs it).
+pub(crate) fn start(model: &Model, now: Now<'_>, y: &mut [Vec3], x0: &mut [Vec3]) -> Damping {
     let Now { x, v } = now;
-    y.par_iter_mut().zip(x.par_iter().zip(v.par_iter())).for_each(|(y, (x, v))| *y = x + v * ah);
+    let damping = Damping::new(model, v);
+    y.par_iter_mut()
+        .zip(x.par_iter().zip(v.par_iter()))
+        .for_each(|(y, (x, v))| *y = x + damping.displacement(v));
     x0.copy_from_slice(y);
+    let pins = &model.pins;
     for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
         x0[i as usize] = target;
     }
+    damping
 }
 
 /// One local/global iteration: `d = local step at xᵏ`, then `xᵏ⁺¹ = A⁻¹ (M y + h² (J d + f))`

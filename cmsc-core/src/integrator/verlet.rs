@@ -1,9 +1,10 @@
 //! Velocity Verlet with the same forces as the IMEX step, all explicit: the symplectic,
 //! second-order reference integrator used to validate the IMEX step (the paper's baseline in
-//! §4, Figs. 4–5). Ether drag scales `v_t` by `α` before the kick, as in the IMEX step.
+//! §4, Figs. 4–5). Damping acts on `v_t` before the kick, as in the IMEX step (`D(v) = α v`
+//! with ether drag alone; see [`Damping`]).
 //!
 //! ```text
-//! v_½     = α v_t + (h/2) M⁻¹ f(x_t)
+//! v_½     = D(v_t) + (h/2) M⁻¹ f(x_t)
 //! x_{t+1} = x_t + h v_½
 //! v_{t+1} = v_½ + (h/2) M⁻¹ f(x_{t+1})
 //! ```
@@ -12,13 +13,15 @@ use rayon::prelude::*;
 
 use super::{Next, Now};
 use crate::math::{Real, Vec3};
+use crate::model::{Damping, Model};
 
 /// First half: half kick and drift. `f` holds all forces at `x_t` (N); writes `v_half` into
 /// `v_new` and `x_{t+1}` into `x_new`.
-pub(crate) fn advance(alpha: Real, h: Real, mass: &[Real], now: Now<'_>, f: &[Vec3], next: Next<'_>) {
+pub(crate) fn advance(model: &Model, now: Now<'_>, f: &[Vec3], next: Next<'_>) {
     let Now { x, v } = now;
+    let (h, mass, damping) = (model.params.time_step, &model.mass, Damping::new(model, v));
     next.v.par_iter_mut().zip(next.x.par_iter_mut()).enumerate().for_each(|(i, (vn, xn))| {
-        *vn = v[i] * alpha + f[i] * (0.5 * h / mass[i]);
+        *vn = damping.velocity(&v[i]) + f[i] * (0.5 * h / mass[i]);
         *xn = x[i] + *vn * h;
     });
 }

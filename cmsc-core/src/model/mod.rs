@@ -3,9 +3,11 @@
 //! `(i, j, k_s, l_s)`, pins, the external field and the colliders. [`crate::State`] holds what
 //! a step changes; [`crate::System`] edits both with validation.
 
+mod damping;
 mod params;
 mod pins;
 
+pub(crate) use damping::Damping;
 pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
 pub(crate) use pins::Pins;
 

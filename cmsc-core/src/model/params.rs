@@ -48,6 +48,11 @@ pub struct SimParams {
     /// Ether drag in `[0, 1]`: `0` keeps all velocity, `1` removes it every step. The inertial
     /// prediction is `y = x_t + α h v_t` with `α = 1 − damping` (Liu 2013 §4.1).
     pub damping: Real,
+    /// Relative damping rate `c` (1/s, `≥ 0`): velocities relative to the pins' mean motion (or,
+    /// without pins, the centre of mass's) decay as `e^{−c t}`, whatever the step size, so that
+    /// motion settles while falling and drifting objects keep their speed
+    /// ([`crate::model`]'s damping module has the equation). `0` (the default) is the paper's step.
+    pub relative_damping: Real,
     /// Gravitational acceleration `g` (m/s²).
     pub gravity: Vec3,
     /// Coulomb's constant `k_c` (N·m²/C²).
@@ -74,7 +79,7 @@ pub struct SimParams {
 
 impl Default for SimParams {
     /// `h = 1/120 s` (five substeps of a 24 fps frame), 10 iterations (Liu 2013 uses 10 for
-    /// visually converged cloth), no damping, Earth gravity along `−z` (Blender's up axis is `z`),
+    /// visually converged cloth), no damping of either kind, Earth gravity along `−z` (Blender's up axis is `z`),
     /// the exact `k_c`, the automatic Coulomb method ([`FieldMethod::Auto`]), an adaptive DDEF
     /// grid (`grid_points = 0`: about 1,000 points at 10K vertices, 5,000 at 100K; the paper's
     /// error is below 0.06 from m = 1K), the IMEX integrator, no ground, no friction, automatic
@@ -84,6 +89,7 @@ impl Default for SimParams {
             time_step: 1.0 / 120.0,
             iterations: 10,
             damping: 0.0,
+            relative_damping: 0.0,
             gravity: Vec3::new(0.0, 0.0, -9.81),
             coulomb_constant: COULOMB_CONSTANT,
             coulomb: FieldMethod::Auto,
@@ -104,7 +110,7 @@ impl SimParams {
     /// [`Error::InvalidArgument`] naming the field when: `time_step` is not finite and positive;
     /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `grid_points` is above
     /// [`MAX_GRID_POINTS`] (0 is valid: the adaptive grid); `damping` or `friction` is outside
-    /// `[0, 1]`;
+    /// `[0, 1]`; `relative_damping` is negative or not finite;
     /// `gravity`, `coulomb_constant` or `ground_height` is not finite; `coulomb_constant` is
     /// negative; a fixed softening length is negative or not finite.
     pub fn validate(&self) -> Result<()> {
@@ -117,6 +123,9 @@ impl SimParams {
         }
         if !(0.0..=1.0).contains(&self.damping) {
             return bad("damping", "must be in [0, 1]");
+        }
+        if !(self.relative_damping.is_finite() && self.relative_damping >= 0.0) {
+            return bad("relative_damping", "must be finite and >= 0 (1/s)");
         }
         if !crate::math::is_finite3(&self.gravity) {
             return bad("gravity", "must be finite");
