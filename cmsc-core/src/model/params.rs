@@ -50,8 +50,10 @@ pub struct SimParams {
     pub damping: Real,
     /// Relative damping rate `c` (1/s, `≥ 0`): velocities relative to the pins' mean motion (or,
     /// without pins, the centre of mass's) decay as `e^{−c t}`, whatever the step size, so that
-    /// motion settles while falling and drifting objects keep their speed
-    /// ([`crate::model`]'s damping module has the equation). `0` (the default) is the paper's step.
+    /// motion settles while falling and drifting objects keep their speed: the inertial
+    /// prediction uses `D(v)_i = α (γ v_i + (1 − γ) v̄)` with `γ = e^{−c h}` and `v̄` the
+    /// mass-weighted mean velocity of the pinned vertices, or of all vertices when none is.
+    /// `0` (the default) is the paper's step.
     pub relative_damping: Real,
     /// Gravitational acceleration `g` (m/s²).
     pub gravity: Vec3,
