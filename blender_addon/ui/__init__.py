@@ -4,8 +4,9 @@
 - `activity`: what runs now (modal bakes, previews and their status, preview suspension), by
   `Object.session_uid`;
 - `preferences`: add-on preferences, library/GPU/thread status;
+- `cache`: the bake's cache (Mesh Cache modifier or shape keys): where it goes in the modifier
+  stack, exists, finish, free;
 - `inputs`: the scene as simulation inputs (`Setup`, per-frame inputs, `BakeJob`);
-- `cache`: the bake's cache (Mesh Cache modifier or shape keys): exists, finish, free;
 - `preview`: the live preview handler; `watch`: marks bakes outdated when the mesh, its groups,
   the scene or an external charge change; `bake`: collecting, running (modal or not) and
   finishing a bake; `fit`: the charge fit;

@@ -24,6 +24,21 @@ def mesh_arrays(obj):
     return co.reshape(n, 3), mesh_faces(me)
 
 
+def deformed_coords(obj):
+    """(n, 3) object-space coordinates of `obj`'s mesh as the depsgraph evaluates it now (shape
+    keys and enabled modifiers: the caller limits them with `cache.simulated_stack`), or the
+    mesh's own coordinates when the evaluated mesh has other vertices. In Edit Mode the edit
+    mesh is synced first, so what is being edited is what is read."""
+    if obj.mode == "EDIT":
+        obj.update_from_editmode()
+    n = len(obj.data.vertices)
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    source = evaluated.vertices if len(evaluated.vertices) == n else obj.data.vertices
+    co = np.empty(3 * n)
+    source.foreach_get("co", co)
+    return co.reshape(n, 3)
+
+
 def _ints(collection, attr, per_item=1):
     a = np.empty(per_item * len(collection), dtype=np.int64)
     collection.foreach_get(attr, a)

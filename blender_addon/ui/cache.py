@@ -9,6 +9,7 @@ only that file, and only while no other object plays it; Free Bake deletes only 
 modifier and the record hold the path relative to the saved .blend when the Cache Path is, so a
 moved project folder still plays."""
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -27,6 +28,53 @@ SHAPE_KEY_PREFIX = "cmsc "
 #: holds it) and the `persistent_uid` of the modifier it added.
 _WRITTEN = "baked_cache_path_value"
 _MODIFIER_UID = "baked_modifier_uid"
+
+
+#: Modifier types that move vertices but keep their number and order (deform and data
+#: modifiers): those above the cache drive the simulation (`simulated_stack`), and the cache goes
+#: right after them. The first modifier of another type (Subdivision, Solidify, Mirror,
+#: Geometry Nodes, …) and all after it come after the cache.
+KEEPS_VERTICES = frozenset({
+    "ARMATURE", "CAST", "COLLISION", "CORRECTIVE_SMOOTH", "CURVE", "DATA_TRANSFER", "DISPLACE", "HOOK",
+    "LAPLACIANDEFORM", "LAPLACIANSMOOTH", "LATTICE", "MESH_CACHE", "MESH_DEFORM", "NORMAL_EDIT", "SHRINKWRAP",
+    "SIMPLE_DEFORM", "SMOOTH", "SURFACE_DEFORM", "UV_PROJECT", "UV_WARP", "VERTEX_WEIGHT_EDIT",
+    "VERTEX_WEIGHT_MIX", "VERTEX_WEIGHT_PROXIMITY", "WARP", "WAVE", "WEIGHTED_NORMAL",
+})
+
+
+def cache_slot(obj, ignore=None):
+    """The index in `obj`'s modifier stack where the cache goes: after the leading modifiers that
+    keep the vertices (`KEEPS_VERTICES`), before the first that does not and before the bake's
+    own cache modifier. `ignore`: a modifier not to count (the cache being placed)."""
+    own = cache_modifier(obj)
+    slot = 0
+    for mod in obj.modifiers:
+        if mod == ignore:
+            continue
+        if mod == own or mod.type not in KEEPS_VERTICES:
+            break
+        slot += 1
+    return slot
+
+
+def deforming_modifiers(obj):
+    """The names of the enabled modifiers above the cache: what drives the simulated mesh."""
+    return [m.name for m in list(obj.modifiers)[: cache_slot(obj)] if m.show_viewport]
+
+
+@contextlib.contextmanager
+def simulated_stack(obj):
+    """While active, `obj` evaluates as the simulation sees it: shape keys and the modifiers
+    above the cache slot only (those from the slot on, the bake's cache included, are switched
+    off in the viewport and switched back after)."""
+    later = [m for m in list(obj.modifiers)[cache_slot(obj):] if m.show_viewport]
+    for m in later:
+        m.show_viewport = False
+    try:
+        yield
+    finally:
+        for m in later:
+            m.show_viewport = True
 
 
 def _abspath(path):
@@ -174,8 +222,9 @@ def free_bake(obj):
 
 
 def finish(obj, job):
-    """Makes the frames `job` baked so far play: a Mesh Cache modifier first in the stack (PC2),
-    recorded with the file it plays, or one shape key per frame keyed 0/1/0 with linear
+    """Makes the frames `job` baked so far play: a Mesh Cache modifier at the cache slot (after
+    the modifiers that drove the simulation, before those that change the topology, which keep
+    working on the baked mesh), recorded with the file it plays, or one shape key per frame keyed 0/1/0 with linear
     interpolation (shape keys; the scratch file is removed). The bake then matches the settings
     (not outdated) and remembers the Coulomb method that ran."""
     if obj.cmsc.cache_format == "SHAPE_KEYS":
@@ -191,7 +240,7 @@ def finish(obj, job):
         mod.cache_format = "PC2"
         mod.filepath = stored
         mod.frame_start = job.start_frame
-        obj.modifiers.move(len(obj.modifiers) - 1, 0)
+        obj.modifiers.move(len(obj.modifiers) - 1, cache_slot(obj, ignore=mod))
         obj.cmsc[_WRITTEN] = stored
         if getattr(mod, "persistent_uid", None) is not None:  # Blender 4.2+ (before: found by name)
             obj.cmsc[_MODIFIER_UID] = mod.persistent_uid

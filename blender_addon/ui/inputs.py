@@ -1,5 +1,8 @@
 """The scene as simulation inputs: the one place that turns an object's settings, its mesh and
-the scene (field, gravity, external charges, keyframes) into arrays. The bake, the live preview
+the scene (field, gravity, external charges, keyframes) into arrays. The mesh is read as its
+shape keys and the modifiers above the cache deform it (`cache.simulated_stack`): its shape at
+the start frame is the rest shape (rest lengths, masses, the first cache sample) and pinned
+vertices follow it frame by frame (an Armature, a Hook, animated shape keys drive the pins). The bake, the live preview
 and the charge fit all read through here, so all three see the same simulation.
 
 - `params` and `coulomb`: the SimParams of an object, with the Coulomb method to ask for;
@@ -17,7 +20,7 @@ from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, Setup
 from ..sim.mesh import charge_shares, lumped_measure, mesh_springs
 from ..sim.params import CoulombMethod
-from . import activity, bridge, preferences
+from . import activity, bridge, cache, preferences
 
 MICRO = 1e-6  # C per µC: the UI shows charges in µC
 
@@ -50,7 +53,9 @@ def setup(scene, obj, substeps=None):
     steps per frame instead of the object's Substeps if given."""
     s = obj.cmsc
     preferences.apply_threads()
-    co, faces = bridge.mesh_arrays(obj)
+    with cache.simulated_stack(obj):
+        co = bridge.deformed_coords(obj)
+    faces = bridge.mesh_faces(obj.data)
     n = len(co)
     x0 = bridge.to_world(obj.matrix_world, co)
     springs, stiffness = mesh_springs(faces).with_stiffness(s.stiffness, s.bending_stiffness)
@@ -99,9 +104,10 @@ def external_charges(scene):
     return [o for o in scene.objects if o.cmsc_charge.enabled]
 
 
-def world_state(obj, rest_local, pins, externals):
-    """Pin targets (p, 3) and external charge positions (k, 3) at the current frame (m)."""
-    pin = bridge.to_world(obj.matrix_world, rest_local[pins])
+def world_state(obj, local, pins, externals):
+    """Pin targets (p, 3) and external charge positions (k, 3) at the current frame (m), the pins
+    where the object-space coordinates `local` (n, 3) put them."""
+    pin = bridge.to_world(obj.matrix_world, local[pins])
     ext = np.array([tuple(o.matrix_world.translation) for o in externals]).reshape(-1, 3)
     return pin, ext
 
@@ -141,13 +147,21 @@ def bake_job(scene, obj, cache_path):
     group_charge = np.empty((frames, substeps, len(st.group_weights)))
     ext_charge = np.empty((frames, substeps, len(externals)))
     field = np.empty((frames, substeps, 3))
-    for f in range(frames):
-        frame = s.frame_start + f + 1
-        scene.frame_set(frame)
-        pin_world[f + 1], ext_world[f + 1] = world_state(obj, st.rest_local, st.pins, externals)
-        world_to_local[f] = np.linalg.inv(np.array(obj.matrix_world))
-        group_charge[f], ext_charge[f], field[f] = substep_inputs(scene, obj, externals, frame, substeps)
+    with cache.simulated_stack(obj):  # pins follow the shape keys and modifiers above the cache
+        for f in range(frames):
+            frame = s.frame_start + f + 1
+            scene.frame_set(frame)
+            local = bridge.deformed_coords(obj) if len(st.pins) else st.rest_local
+            pin_world[f + 1], ext_world[f + 1] = world_state(obj, local, st.pins, externals)
+            world_to_local[f] = np.linalg.inv(np.array(obj.matrix_world))
+            group_charge[f], ext_charge[f], field[f] = substep_inputs(scene, obj, externals, frame, substeps)
     scene.frame_set(s.frame_start)
+    deforming = cache.deforming_modifiers(obj)
+    if deforming and s.cache_format == "SHAPE_KEYS":
+        st.warnings.append(
+            f"Shape-key bakes play before the modifier stack, so {', '.join(deforming)} deform the baked motion "
+            "once more: use the PC2 cache for a rigged mesh"
+        )
     return BakeJob(
         **vars(st),
         cache_path=cache_path,

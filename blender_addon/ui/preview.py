@@ -10,7 +10,8 @@ stay the rest shape. Running previews and their status lines are kept in `activi
 
 - Reset: at or before the start frame, on a jump back, and when a setting changes; the shape key
   is removed and the next pass through the start frame starts over.
-- Never when a bake exists or is running (the bake plays), in Edit Mode, while a bake or a
+- Never when a bake exists or is running (the bake plays), with deforming modifiers above the
+  cache slot (an Armature: the preview's shape key would be deformed again), in Edit Mode, while a bake or a
   fit gathers its inputs (`activity.previews_suspended()`), or during a render job started from
   the interface.
 - A forward jump of a few frames (playback dropping frames) is simulated with the object and
@@ -137,6 +138,11 @@ def _update(scene, obj):
         return
     if obj.mode == "EDIT":
         _stop(obj, "INFO", "Preview paused in Edit Mode")
+        return
+    deforming = cache.deforming_modifiers(obj)
+    if deforming:
+        # the preview's shape key sits under the modifiers, which would deform its result again
+        _stop(obj, "INFO", f"Preview paused: {', '.join(deforming)} deform the mesh under the simulation; bake to see both")
         return
     state = activity.preview(obj)
     if state is not None and (
