@@ -142,7 +142,8 @@ def _update(scene, obj):
     deforming = cache.deforming_modifiers(obj)
     if deforming:
         # the preview's shape key sits under the modifiers, which would deform its result again
-        _stop(obj, "INFO", f"Preview paused: {', '.join(deforming)} deform the mesh under the simulation; bake to see both")
+        names = ", ".join(deforming)
+        _stop(obj, "INFO", f"Preview paused: {names} deform the mesh under the simulation; bake to see both")
         return
     state = activity.preview(obj)
     if state is not None and (
