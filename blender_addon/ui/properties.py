@@ -65,9 +65,10 @@ _BLEND_RELATIVE = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 
 
 
 #: The add-on's relative damping (1/s): a cloth released from the horizontal, hanging from its top
-#: row, moves less than 0.5 % of its peak per frame after 10 s (tests/blender/test_fidelity.py),
-#: while free fall is untouched. The library's own default is 0 (the paper's step).
-DEFAULT_RELATIVE_DAMPING = 1.0
+#: row, moves 0.02 % of its peak per frame after 10 s (the issue asked for < 0.5 %; at 1/s it was
+#: 0.47 %, too close: a swinging mode decays at half the rate), while free fall is untouched
+#: (tests/blender/test_fidelity.py). The library's own default is 0 (the paper's step).
+DEFAULT_RELATIVE_DAMPING = 2.0
 
 #: A new charge group's charge (µC, the group's total): on the default 2 m, 1 kg mesh with the
 #: default springs (100 / 10 N/m) it swells a sphere by ~2 % of its radius, visibly and bounded
