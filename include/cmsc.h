@@ -309,6 +309,21 @@ CmscStatus cmsc_set_uniform_field(CmscSim *sim,
 CmscStatus cmsc_set_relative_damping(CmscSim *sim,
                                      double rate);
 
+// Splits the n simulated vertices into parts (a scene's objects): `part[i] < n_parts` for each
+// vertex, and `relative_damping[k]` (1/s, finite, >= 0) the rate of part k. Each part is damped
+// relative to its own pinned vertices' (or, with none, its own centre of mass's) mean motion,
+// so one object's pins do not hold back another. `n = 0` makes all vertices one part again;
+// `cmsc_set_relative_damping` then sets every part's rate.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `part` valid for `n` values, `relative_damping` for
+// `n_parts`.
+CmscStatus cmsc_set_parts(CmscSim *sim,
+                          const uint32_t *part,
+                          size_t n,
+                          const double *relative_damping,
+                          size_t n_parts);
+
 // Replaces the sphere colliders: centers (3 k doubles, m) and radii (k, m, > 0).
 //
 // # Safety

@@ -3,11 +3,14 @@ on Blender's main thread into numpy arrays, then run anywhere (a worker thread i
 bake) without touching bpy. Writes the PC2 cache as frames complete.
 
 `Setup` is a simulation at its start frame; the bake (`BakeJob` extends it), the live preview and
-the charge fit all create their simulation with `Setup.create_simulation()`. `step_frame`
+the charge fit all create their simulation with `Setup.create_simulation()`. A scene's objects
+simulate together: `combine` joins their setups into one, each object a part (its own vertex
+range, springs, masses, pins, charge groups, Settling and cache). `step_frame`
 advances one frame from per-frame inputs; the bake and the live preview both use it, so a preview
 played frame by frame equals the bake."""
 
 import contextlib
+import itertools
 import os
 import threading
 import time
@@ -39,10 +42,20 @@ class Setup:
     params: SimParams
     pins: np.ndarray  # (p,) vertex indices
     group_weights: np.ndarray  # (g, n)
-    relative_damping: float = 0.0  # 1/s (Simulation.set_relative_damping)
     note: str = ""  # a fallback the user should know about (e.g. GPU unavailable → CPU)
     #: mistakes in the inputs that do not stop the simulation (`checks.input_warnings`)
     warnings: list = field(default_factory=list)
+    #: vertices of each part (object), in order (empty: one part of all vertices)
+    part_sizes: tuple = ()
+    #: Settling of each part (1/s: Simulation.set_relative_damping / set_parts)
+    part_damping: tuple = (0.0,)
+
+    @property
+    def parts(self):
+        """(start, stop) vertex range of each part."""
+        sizes = self.part_sizes or (len(self.x0),)
+        ends = list(itertools.accumulate(sizes))
+        return list(zip([0] + ends[:-1], ends))
 
     def create_simulation(self):
         """The simulation at the start frame (pins and damping set); the caller closes it."""
@@ -50,25 +63,59 @@ class Setup:
         try:
             if len(self.pins):
                 sim.set_pins(self.pins)
-            if self.relative_damping:
-                sim.set_relative_damping(self.relative_damping)
+            if len(self.parts) > 1:
+                part = np.repeat(np.arange(len(self.parts), dtype=np.uint32), [b - a for a, b in self.parts])
+                sim.set_parts(part, np.asarray(self.part_damping, dtype=float))
+            elif self.part_damping[0]:
+                sim.set_relative_damping(self.part_damping[0])
         except CmscError:
             sim.close()
             raise
         return sim
 
 
+def combine(setups, params):
+    """One simulation of several objects' `Setup`s (each a part, in order) under `params`: their
+    arrays joined, springs and pins shifted to the joint vertex numbering, charge groups kept
+    apart (group rows of one part are zero on the others), warnings and notes joined."""
+    if len(setups) == 1:
+        return Setup(**{**vars(setups[0]), "params": params})
+    sizes = [len(s.x0) for s in setups]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    n, g = sum(sizes), sum(len(s.group_weights) for s in setups)
+    weights = np.zeros((g, n))
+    row = 0
+    for s, o in zip(setups, offsets):
+        weights[row : row + len(s.group_weights), o : o + len(s.x0)] = s.group_weights
+        row += len(s.group_weights)
+    return Setup(
+        library=setups[0].library,
+        rest_local=np.concatenate([s.rest_local for s in setups]),
+        x0=np.concatenate([s.x0 for s in setups]),
+        masses=np.concatenate([s.masses for s in setups]),
+        springs=np.concatenate([s.springs.astype(np.int64) + o for s, o in zip(setups, offsets)]).reshape(-1, 2),
+        stiffness=np.concatenate([s.stiffness for s in setups]),
+        params=params,
+        pins=np.concatenate([np.asarray(s.pins, dtype=np.int64) + o for s, o in zip(setups, offsets)]),
+        group_weights=weights,
+        note="; ".join(dict.fromkeys(s.note for s in setups if s.note)),
+        warnings=[w for s in setups for w in s.warnings],
+        part_sizes=tuple(sizes),
+        part_damping=tuple(s.part_damping[0] for s in setups),
+    )
+
+
 @dataclass(kw_only=True)
 class BakeJob(Setup):
     """Inputs of a bake over `frames` frames after the start frame, `substeps` steps each: the
-    `Setup` plus what changes per frame and substep.
+    `Setup` plus what changes per frame and substep, and one cache per part.
 
-    Shapes as in Setup; k external charges, F frames, S substeps.
+    Shapes as in Setup; k external charges, F frames, S substeps, P parts.
     """
 
-    cache_path: str
+    cache_paths: list  # (P,) the PC2 file of each part
     start_frame: int
-    world_to_local: np.ndarray  # (F, 4, 4) per frame, to write object-space samples
+    world_to_local: np.ndarray  # (F, P, 4, 4) per frame and part, to write object-space samples
     pin_world: np.ndarray  # (F + 1, p, 3) pin targets at the start and each frame
     ext_world: np.ndarray  # (F + 1, k, 3) external charge positions
     group_charge: np.ndarray  # (F, S, g) C per unit weight, at each substep
@@ -123,36 +170,56 @@ def to_local(world, world_to_local):
 
 def run(job, on_frame=None):
     """Runs the bake; returns the number of samples written (start frame included). Stops
-    early, keeping a valid cache of the frames done, on cancel or divergence (`job.error`).
-    The cache is created new: an existing file at `job.cache_path` is never overwritten (the
-    caller removes its own old cache first); that, and any other failure to write it, is
-    `job.error` too. `on_frame(job)` is called after each written frame (progress lines,
-    progress bars)."""
+    early, keeping valid caches of the frames done, on cancel or divergence (`job.error`).
+    The caches are created new: an existing file at one of `job.cache_paths` is never
+    overwritten (the caller removes its own old caches first); that, and any other failure to
+    write them, is `job.error` too. `on_frame(job)` is called after each written frame
+    (progress lines, progress bars)."""
     t0 = time.perf_counter()
     with job.create_simulation() as sim:
         job.coulomb_method = sim.coulomb_method
         job.timings["simulate"] += time.perf_counter() - t0
+        created = []
         try:
-            pc2 = Pc2Writer(job.cache_path, len(job.x0), start_frame=job.start_frame, exclusive=True)
+            with contextlib.ExitStack() as caches:
+                writers = []
+                for path, (a, b) in zip(job.cache_paths, job.parts):
+                    pc2 = Pc2Writer(path, b - a, start_frame=job.start_frame, exclusive=True)
+                    writers.append(caches.enter_context(pc2))
+                    created.append(path)
+                _frames(job, sim, writers, on_frame)
         except OSError as e:
-            job.error = f"cannot write the cache {job.cache_path}: {e.strerror or e}"
-            return 0
-        try:
-            with pc2:
-                _frames(job, sim, pc2, on_frame)
-        except OSError as e:
-            job.error = f"writing the cache {job.cache_path} failed after {job.frames_done} frames: {e.strerror or e}"
-            if job.frames_done == 0:  # created above, so ours: nothing of it is usable
-                with contextlib.suppress(OSError):
-                    os.remove(job.cache_path)
+            path = e.filename or job.cache_paths[min(len(created), len(job.cache_paths) - 1)]
+            job.error = (
+                f"writing the cache {path} failed after {job.frames_done} frames: {e.strerror or e}"
+                if job.frames_done
+                else f"cannot write the cache {path}: {e.strerror or e}"
+            )
+            if job.frames_done == 0:  # created above, so ours: nothing of them is usable
+                for made in created:
+                    with contextlib.suppress(OSError):
+                        os.remove(made)
     return job.frames_done
 
 
-def _frames(job, sim, pc2, on_frame):
-    """The rest sample, then each frame into `pc2`, until done, cancelled or diverged."""
+def _write(job, writers, positions, world_to_local):
+    """One sample of every part into its cache, in its object's space; False (nothing written)
+    when some coordinate is beyond what a float32 cache can hold."""
+    samples = [to_local(positions[a:b], m) for (a, b), m in zip(job.parts, world_to_local)]
+    if any(s is None for s in samples):
+        return False
+    for w, sample in zip(writers, samples):
+        w.write(sample)
+    return True
+
+
+def _frames(job, sim, writers, on_frame):
+    """The rest sample, then each frame into the `writers` (one per part), until done,
+    cancelled or diverged."""
     clock = time.perf_counter
     t1 = clock()
-    pc2.write(job.rest_local)
+    for w, (a, b) in zip(writers, job.parts):
+        w.write(job.rest_local[a:b])
     job.frames_done = 1
     job.timings["write"] += clock() - t1
     for f in range(job.frames):
@@ -166,7 +233,7 @@ def _frames(job, sim, pc2, on_frame):
                 sim, job.group_weights, job.pins, job.pin_world[f : f + 2], job.ext_world[f : f + 2],
                 job.group_charge[f], job.ext_charge[f], job.field[f],
             )
-            local = to_local(sim.positions, job.world_to_local[f])
+            positions = sim.positions
         except DivergedError as e:
             job.error = f"diverged at frame {frame}: {e}. {DIVERGED_HINT}"
             break
@@ -176,10 +243,9 @@ def _frames(job, sim, pc2, on_frame):
         finally:
             t1 = clock()
             job.timings["simulate"] += t1 - t0
-        if local is None:
+        if not _write(job, writers, positions, job.world_to_local[f]):
             job.error = f"diverged at frame {frame}: vertices left the float32 range. {DIVERGED_HINT}"
             break
-        pc2.write(local)
         job.frames_done += 1
         job.timings["write"] += clock() - t1
         if on_frame is not None:

@@ -140,6 +140,12 @@ class Simulation:
         pins, the centre of mass's) decay as exp(-rate t)."""
         self._call("cmsc_set_relative_damping", float(rate))
 
+    def set_parts(self, part, relative_damping):
+        """Parts (objects) of the vertices: part (n,) indices, each part's Settling (1/s)."""
+        p = np.ascontiguousarray(part, dtype=np.uint32).reshape(-1)
+        c = np.ascontiguousarray(relative_damping, dtype=np.float64).reshape(-1)
+        self._call("cmsc_set_parts", _ptr(p, ctypes.c_uint32), len(p), _ptr(c), len(c))
+
     def set_sphere_colliders(self, centers, radii):
         """Sphere obstacles: centers (k, 3) m, radii (k,) m."""
         c = np.ascontiguousarray(centers, dtype=np.float64).reshape(-1, 3)

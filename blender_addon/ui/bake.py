@@ -12,18 +12,21 @@ from . import activity, bridge, cache, inputs, preview, watch
 
 
 def collect(context, obj):
-    """Gathers every input of the bake (frame_set through the range once) into a BakeJob,
-    after checking where its cache goes (CacheFileError: refused, nothing changed), ending the
-    object's preview and freeing its old bake."""
-    path = cache.check_target(obj) if obj.cmsc.cache_format == "PC2" else None
-    bridge.name_keyed_charge_paths(obj)  # charge keyframes follow their group by name
-    preview.clear(obj)
-    note = cache.free_bake(obj)
-    if note:
-        print(f"cmsc: {note}", flush=True)
+    """Gathers every input of the joint bake of `obj` and the scene's other simulated objects
+    (`inputs.simulated_objects`; frame_set through the range once) into a BakeJob, after
+    checking where each cache goes (CacheFileError: refused, nothing changed), ending their
+    previews and freeing their old bakes. Returns (objects, job)."""
+    objects = inputs.simulated_objects(context.scene, obj)
+    paths = [cache.check_target(o) if o.cmsc.cache_format == "PC2" else None for o in objects]
+    for o in objects:
+        bridge.name_keyed_charge_paths(o)  # charge keyframes follow their group by name
+        preview.clear(o)
+        note = cache.free_bake(o)
+        if note:
+            print(f"cmsc: {note}", flush=True)
     with activity.previews_suspended():
-        job = inputs.bake_job(context.scene, obj, path or cache.scratch_path())
-    return job
+        job = inputs.bake_job(context.scene, objects, [p or cache.scratch_path() for p in paths])
+    return objects, job
 
 
 def error_line(job):
@@ -43,36 +46,38 @@ def progress_line(job):
     print(f"cmsc: baked frame {job.start_frame + job.frames_done - 1} ({job.frames_done}/{job.frames + 1})", flush=True)
 
 
-def report_warnings(obj, job, report):
-    """Reports (and prints) the job's GPU fallback note and input warnings; the panel shows the
-    warnings too (`activity.warnings`)."""
-    inputs.keep_warnings(obj, job.warnings)
+def report_warnings(job, report):
+    """Reports (and prints) the job's GPU fallback note and input warnings (each names its
+    object); the panels show each object's own (`activity.warnings`)."""
     for text in ([job.note] if job.note else []) + job.warnings:
-        print(f"cmsc: {obj.name}: {text}", flush=True)
-        report({"WARNING"}, f"cmsc: {obj.name}: {text}")
+        print(f"cmsc: {text}", flush=True)
+        report({"WARNING"}, f"cmsc: {text}")
 
 
-def finish(scene, obj, job):
-    """Makes what `job` baked play, and records what it was baked from (`watch`)."""
-    cache.finish(obj, job)
-    if job.frames_done:
-        watch.record(scene, obj)
+def finish(scene, objects, job):
+    """Makes what `job` baked play on each of `objects` (in the job's part order), and records
+    what each was baked from (`watch`)."""
+    for part, obj in enumerate(objects):
+        cache.finish(obj, job, part)
+        if job.frames_done:
+            watch.record(scene, obj)
 
 
 def bake(context, obj, report):
-    """The whole bake on the calling thread, printing progress lines; returns the job (its
-    `frames_done` samples written)."""
-    job = collect(context, obj)
-    report_warnings(obj, job, report)
+    """The whole joint bake of `obj` and the scene's other simulated objects on the calling
+    thread, printing progress lines; returns (objects, job) (`job.frames_done` samples written
+    to each cache)."""
+    objects, job = collect(context, obj)
+    report_warnings(job, report)
     try:
         run(job, on_frame=progress_line)
     finally:
-        finish(context.scene, obj, job)
+        finish(context.scene, objects, job)
     if job.coulomb_method is not None:
         print(f"cmsc: {method_line(job)}", flush=True)
     if job.error:
         report({"ERROR"}, error_line(job))
-    return job
+    return objects, job
 
 
 class ModalBake:
@@ -83,11 +88,12 @@ class ModalBake:
     thread."""
 
     def __init__(self, context, obj):
-        self.obj, self.scene = obj, context.scene
-        self.job = collect(context, obj)
+        self.scene = context.scene
+        self.objects, self.job = collect(context, obj)
         self.failure = None
         self.thread = threading.Thread(target=self._work, name="cmsc bake", daemon=True)
-        activity.bake_started(obj, self.job)
+        for o in self.objects:
+            activity.bake_started(o, self.job)
         self.thread.start()
 
     def _work(self):
@@ -105,9 +111,10 @@ class ModalBake:
     def finish(self, report):
         """Adds the cache to the object and reports; returns the operator's result."""
         self.thread.join()
-        activity.bake_ended(self.obj)
-        finish(self.scene, self.obj, self.job)
-        report_warnings(self.obj, self.job, report)
+        for o in self.objects:
+            activity.bake_ended(o)
+        finish(self.scene, self.objects, self.job)
+        report_warnings(self.job, report)
         if self.failure is not None:
             report({"ERROR"}, f"cmsc: bake failed: {self.failure}")
             return {"CANCELLED"}

@@ -221,21 +221,23 @@ def free_bake(obj):
     return note
 
 
-def finish(obj, job):
-    """Makes the frames `job` baked so far play: a Mesh Cache modifier at the cache slot (after
-    the modifiers that drove the simulation, before those that change the topology, which keep
-    working on the baked mesh), recorded with the file it plays, or one shape key per frame keyed 0/1/0 with linear
-    interpolation (shape keys; the scratch file is removed). The bake then matches the settings
-    (not outdated) and remembers the Coulomb method that ran."""
+def finish(obj, job, part=0):
+    """Makes the frames `job` baked so far play on `obj`, its part `part`: a Mesh Cache modifier
+    at the cache slot (after the modifiers that drove the simulation, before those that change
+    the topology, which keep working on the baked mesh), recorded with the file it plays, or one
+    shape key per frame keyed 0/1/0 with linear interpolation (shape keys; the scratch file is
+    removed). The bake then matches the settings (not outdated) and remembers the Coulomb
+    method that ran."""
+    path = job.cache_paths[part]
     if obj.cmsc.cache_format == "SHAPE_KEYS":
         if job.frames_done:
-            _, _, samples = read_pc2(job.cache_path)
-        shutil.rmtree(os.path.dirname(job.cache_path), ignore_errors=True)
+            _, _, samples = read_pc2(path)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
         if not job.frames_done:
             return
         bridge.add_frame_shape_keys(obj, SHAPE_KEY_PREFIX, job.start_frame, samples)
     elif job.frames_done:
-        stored = _stored(job.cache_path, cache_files.is_blend_relative(target(obj)))
+        stored = _stored(path, cache_files.is_blend_relative(target(obj)))
         mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
         mod.cache_format = "PC2"
         mod.filepath = stored

@@ -14,10 +14,12 @@ and the charge fit all read through here, so all three see the same simulation.
 Mesh data is read through `bridge`. `setup` and `bake_job` move the current frame; their callers
 suspend the previews (`activity.previews_suspended`)."""
 
+import contextlib
+
 import numpy as np
 
 from ..sim import SimParams, _native, checks, methods
-from ..sim.bake_job import BakeJob, Setup
+from ..sim.bake_job import BakeJob, Setup, combine
 from ..sim.mesh import charge_shares, lumped_measure, mesh_springs
 from ..sim.params import CoulombMethod
 from . import activity, bridge, cache, preferences
@@ -73,7 +75,7 @@ def setup(scene, obj, substeps=None):
         params=p,
         note=note,
         warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs),
-        relative_damping=s.relative_damping,
+        part_damping=(s.relative_damping,),
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
         group_weights=np.array(
             [_charge_row(g, w, measure) for g, (_, _, w) in zip(s.charge_groups, groups)]
@@ -132,40 +134,74 @@ def substep_inputs(scene, obj, externals, frame, substeps):
     return group_charge, ext_charge, field
 
 
-def bake_job(scene, obj, cache_path):
-    """Every input of `obj`'s bake into `cache_path` (frame_set through the range once, back to
-    the start frame after): a BakeJob."""
-    s = obj.cmsc
+def simulated_objects(scene, first):
+    """The objects that bake together: `first`, then every other simulated mesh object of
+    `scene` (Coulomb forces act across all of them)."""
+    return [first] + [o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled and o != first]
+
+
+def joint_timing(objects):
+    """(first frame, last frame, substeps, iterations) of a joint bake: from the earliest Start
+    to the latest End, at the finest time step (most Substeps) and the most Iterations of the
+    objects, so that no object is simulated more coarsely than it asks."""
+    s = [o.cmsc for o in objects]
+    start, end = min(x.frame_start for x in s), max(x.frame_end for x in s)
+    return start, end, max(x.substeps for x in s), max(x.iterations for x in s)
+
+
+def bake_job(scene, objects, cache_paths):
+    """Every input of the joint bake of `objects` (the first one's Coulomb settings; timing by
+    `joint_timing`), each into its cache path (frame_set through the range once, back to the
+    start frame after): a BakeJob. Each object's input warnings are kept for its panel."""
+    start, end, substeps, iterations = joint_timing(objects)
+    frames = max(0, end - start)
     externals = external_charges(scene)
-    frames, substeps = max(0, s.frame_end - s.frame_start), s.substeps
-    scene.frame_set(s.frame_start)
-    st = setup(scene, obj)
-    pin_world = np.empty((frames + 1, len(st.pins), 3))
+    scene.frame_set(start)
+    setups = [setup(scene, o, substeps) for o in objects]
+    p, _ = params(scene, objects[0].cmsc, substeps)
+    p.iterations = iterations
+    for obj, st in zip(objects, setups):
+        deforming = cache.deforming_modifiers(obj)
+        if deforming and obj.cmsc.cache_format == "SHAPE_KEYS":
+            st.warnings.append(
+                f"Shape-key bakes play before the modifier stack, so {', '.join(deforming)} deform the baked "
+                "motion once more: use the PC2 cache for a rigged mesh"
+            )
+        keep_warnings(obj, st.warnings)
+        st.warnings = [f"{obj.name}: {w}" for w in st.warnings]
+    joint = combine(setups, p)
+    pin_world = np.empty((frames + 1, len(joint.pins), 3))
     ext_world = np.empty((frames + 1, len(externals), 3))
-    pin_world[0], ext_world[0] = world_state(obj, st.rest_local, st.pins, externals)
-    world_to_local = np.empty((frames, 4, 4))
-    group_charge = np.empty((frames, substeps, len(st.group_weights)))
+    world_to_local = np.empty((frames, len(objects), 4, 4))
+    group_charge = np.empty((frames, substeps, len(joint.group_weights)))
     ext_charge = np.empty((frames, substeps, len(externals)))
     field = np.empty((frames, substeps, 3))
-    with cache.simulated_stack(obj):  # pins follow the shape keys and modifiers above the cache
+
+    def pins_now(deformed):
+        return np.concatenate(
+            [world_state(o, bridge.deformed_coords(o) if deformed and len(st.pins) else st.rest_local, st.pins, [])[0]
+             for o, st in zip(objects, setups)]
+        ).reshape(-1, 3)
+
+    pin_world[0], ext_world[0] = pins_now(False), world_state(objects[0], setups[0].rest_local, [], externals)[1]
+    with contextlib.ExitStack() as stack:
+        for obj in objects:  # pins follow the shape keys and modifiers above each cache
+            stack.enter_context(cache.simulated_stack(obj))
         for f in range(frames):
-            frame = s.frame_start + f + 1
+            frame = start + f + 1
             scene.frame_set(frame)
-            local = bridge.deformed_coords(obj) if len(st.pins) else st.rest_local
-            pin_world[f + 1], ext_world[f + 1] = world_state(obj, local, st.pins, externals)
-            world_to_local[f] = np.linalg.inv(np.array(obj.matrix_world))
-            group_charge[f], ext_charge[f], field[f] = substep_inputs(scene, obj, externals, frame, substeps)
-    scene.frame_set(s.frame_start)
-    deforming = cache.deforming_modifiers(obj)
-    if deforming and s.cache_format == "SHAPE_KEYS":
-        st.warnings.append(
-            f"Shape-key bakes play before the modifier stack, so {', '.join(deforming)} deform the baked motion "
-            "once more: use the PC2 cache for a rigged mesh"
-        )
+            pin_world[f + 1] = pins_now(True)
+            ext_world[f + 1] = world_state(objects[0], setups[0].rest_local, [], externals)[1]
+            for k, obj in enumerate(objects):
+                world_to_local[f, k] = np.linalg.inv(np.array(obj.matrix_world))
+            inputs = [substep_inputs(scene, o, externals, frame, substeps) for o in objects]
+            group_charge[f] = np.concatenate([i[0] for i in inputs], axis=1)
+            ext_charge[f], field[f] = inputs[0][1], inputs[0][2]
+    scene.frame_set(start)
     return BakeJob(
-        **vars(st),
-        cache_path=cache_path,
-        start_frame=s.frame_start,
+        **vars(joint),
+        cache_paths=list(cache_paths),
+        start_frame=start,
         world_to_local=world_to_local,
         pin_world=pin_world,
         ext_world=ext_world,

@@ -7,7 +7,7 @@ from bpy.props import BoolProperty, IntProperty, StringProperty
 
 from ..sim.cache_files import CacheFileError
 from ..sim.errors import CmscError
-from . import activity, bridge, cache, fit, preferences
+from . import activity, bridge, cache, fit, inputs, preferences
 from . import bake as baking
 
 
@@ -20,8 +20,19 @@ def _library_ok():
     return preferences.library_problem() is None
 
 
+def bake_target(context):
+    """The object a bake starts from: the active object if it is simulated, else the scene's
+    first simulated mesh object (a farm script need not select one); None if there is none."""
+    obj = context.active_object
+    if obj is not None and obj.type == "MESH" and obj.cmsc.enabled:
+        return obj
+    scene = context.scene
+    return next((o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled), None) if scene else None
+
+
 class CMSC_OT_bake(bpy.types.Operator):
-    """Bake the active object's charged mass-spring simulation to its cache (Esc cancels)"""
+    """Bake the charged mass-spring simulation of the scene's simulated objects (all together, each to its own
+    cache; Esc cancels)"""
 
     bl_idname = "cmsc.bake"
     bl_label = "Bake Charged Mass-Spring"
@@ -29,8 +40,8 @@ class CMSC_OT_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        obj = context.active_object
-        return _mesh_with_cmsc(context) and obj.cmsc.enabled and not activity.is_baking(obj) and _library_ok()
+        obj = bake_target(context)
+        return obj is not None and not activity.is_baking(obj) and _library_ok()
 
     def invoke(self, context, event):
         """Modal with a progress bar and Esc; in background mode (no event loop to drive a
@@ -38,7 +49,7 @@ class CMSC_OT_bake(bpy.types.Operator):
         if bpy.app.background or context.window is None:
             return self.execute(context)
         try:
-            self._run = baking.ModalBake(context, context.active_object)
+            self._run = baking.ModalBake(context, bake_target(context))
         except (CmscError, CacheFileError) as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
@@ -55,22 +66,25 @@ class CMSC_OT_bake(bpy.types.Operator):
         return self._run.finish(self.report)
 
     def execute(self, context):
-        obj = context.active_object
+        obj = bake_target(context)
         try:
-            job = baking.bake(context, obj, self.report)
+            objects, job = baking.bake(context, obj, self.report)
         except (CmscError, CacheFileError) as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
         if job.error:  # reported by the bake, with the frames it kept: one outcome, not also "baked"
             return {"CANCELLED"}
-        where = cache.written_path(obj) if obj.cmsc.cache_format == "PC2" else "shape keys"
+        if len(objects) > 1:
+            where = "the caches of " + ", ".join(o.name for o in objects)
+        else:
+            where = cache.written_path(obj) if obj.cmsc.cache_format == "PC2" else "shape keys"
         self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {where} ({baking.method_line(job)})")
         return {"FINISHED"}
 
 
 class CMSC_OT_free_bake(bpy.types.Operator):
-    """Remove the charged mass-spring bake of the active object (its cache modifier or shape keys, and the file
-    the bake wrote)"""
+    """Remove the charged mass-spring bake of the active object and of the objects baked with it (their cache
+    modifiers or shape keys, and the files the bake wrote)"""
 
     bl_idname = "cmsc.free_bake"
     bl_label = "Free Charged Mass-Spring Bake"
@@ -81,9 +95,11 @@ class CMSC_OT_free_bake(bpy.types.Operator):
         return _mesh_with_cmsc(context)
 
     def execute(self, context):
-        note = cache.free_bake(context.active_object)
-        if note:
-            self.report({"INFO"}, f"cmsc: {note}")
+        for obj in inputs.simulated_objects(context.scene, context.active_object):
+            if obj == context.active_object or cache.has_bake(obj):
+                note = cache.free_bake(obj)
+                if note:
+                    self.report({"INFO"}, f"cmsc: {note}")
         return {"FINISHED"}
 
 

@@ -142,6 +142,15 @@ class CMSC_PT_main(bpy.types.Panel):
             box.label(text="Cache is outdated: a setting changed since the bake", icon="ERROR")
         elif baked:
             box.label(text="Baked: changing a setting marks the cache outdated", icon="INFO")
+        together = inputs.simulated_objects(context.scene, obj)[1:] if s.enabled else []
+        if together:
+            start, end, substeps, iterations = inputs.joint_timing([obj] + together)
+            wrapped_label(
+                box,
+                f"Bakes together with {', '.join(o.name for o in together)}: frames {start}–{end}, {substeps} "
+                f"substeps, {iterations} iterations (the widest range and finest steps of them)",
+                icon="LINKED",
+            )
         row = box.row(align=True)
         row.operator("cmsc.bake", text="Bake (outdated)" if baked and s.cache_outdated else "Bake")
         row.operator("cmsc.free_bake", text="Free Bake")

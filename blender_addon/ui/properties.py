@@ -19,12 +19,15 @@ from . import cache, preview
 
 
 def settings_changed(obj):
-    """A setting of `obj`'s simulation changed: its bake (if any) no longer matches, and its
-    preview restarts."""
+    """A setting of `obj`'s simulation changed: its bake, and those of the objects baked with it
+    (every simulated object of the scene), no longer match; its preview restarts."""
     if obj is None or obj.type != "MESH":
         return
-    if cache.has_bake(obj) and not obj.cmsc.cache_outdated:
-        obj.cmsc.cache_outdated = True
+    scene = bpy.context.scene
+    together = [o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled] if scene is not None else []
+    for o in [obj] + [o for o in together if o != obj]:
+        if cache.has_bake(o) and not o.cmsc.cache_outdated:
+            o.cmsc.cache_outdated = True
     preview.reset(obj)
 
 
@@ -48,6 +51,7 @@ def _external_setting(self, context):
 def _enabled_changed(self, context):
     if not self.enabled:
         preview.clear(self.id_data)
+    settings_changed(self.id_data)  # the scene's joint bake gained or lost an object
 
 
 def _preview_setting(self, context):

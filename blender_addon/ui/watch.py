@@ -78,14 +78,15 @@ def on_depsgraph_update(scene, depsgraph):
                 if update.is_updated_transform:
                     moved.append(orig)
         charge_moved = any(o.cmsc_charge.enabled for o in moved)
-        for obj in watched:
-            if (
-                charge_moved
-                or obj in moved
-                or (scene_changed and _differs(obj, _SCENE, lambda: _scene_digest(scene)))
-                or (obj in objects and _differs(obj, _GROUPS, lambda o=obj: _group_names(o)))
-                or (obj.data in meshes and _differs(obj, _MESH, lambda o=obj: _mesh_digest(o)))
-            ):
+        changed = charge_moved or any(
+            obj in moved
+            or (scene_changed and _differs(obj, _SCENE, lambda: _scene_digest(scene)))
+            or (obj in objects and _differs(obj, _GROUPS, lambda o=obj: _group_names(o)))
+            or (obj.data in meshes and _differs(obj, _MESH, lambda o=obj: _mesh_digest(o)))
+            for obj in watched
+        )
+        if changed:  # the scene's objects bake together: a change to one is a change to all
+            for obj in watched:
                 obj.cmsc.cache_outdated = True
     except Exception as e:  # noqa: BLE001 - a handler must never raise into Blender
         print(f"cmsc: checking whether bakes are outdated failed: {type(e).__name__}: {e}", flush=True)

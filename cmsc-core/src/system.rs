@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::fields::ExternalField;
 use crate::linsolve::check_conditioning;
 use crate::math::{is_finite3, Real, Vec3};
-use crate::model::{Model, Pins, SimParams};
+use crate::model::{Model, Parts, Pins, SimParams};
 use crate::springs::Springs;
 use crate::state::State;
 use crate::step::Stepper;
@@ -184,7 +184,23 @@ impl System {
     /// # Errors
     /// [`Error::InvalidArgument`] (`relative_damping`) if `rate` is negative or not finite.
     pub fn set_relative_damping(&mut self, rate: Real) -> Result<()> {
-        self.set_params(SimParams { relative_damping: rate, ..self.model.params.clone() })
+        self.set_params(SimParams { relative_damping: rate, ..self.model.params.clone() })?;
+        self.model.parts.set_all_rates(rate);
+        Ok(())
+    }
+
+    /// Splits the vertices into parts (a scene's objects): `part[i]` for every vertex, and each
+    /// part's relative damping rate (1/s). Each part is damped relative to its own pins' (or its
+    /// own centre of mass's) mean motion, so one object's pins do not hold back another
+    /// falling object. An empty `part` makes all vertices one part again, at
+    /// [`SimParams::relative_damping`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`part`, `relative_damping`) on a length mismatch, a part out of
+    /// range, or a rate that is negative or not finite.
+    pub fn set_parts(&mut self, part: &[u32], relative_damping: &[Real]) -> Result<()> {
+        self.model.parts = Parts::new(part, relative_damping, self.n_vertices())?;
+        Ok(())
     }
 
     /// Sets every vertex charge `q_i` (C).

@@ -206,6 +206,32 @@ pub unsafe extern "C" fn cmsc_set_relative_damping(sim: *mut CmscSim, rate: f64)
     })
 }
 
+/// Splits the n simulated vertices into parts (a scene's objects): `part[i] < n_parts` for each
+/// vertex, and `relative_damping[k]` (1/s, finite, >= 0) the rate of part k. Each part is damped
+/// relative to its own pinned vertices' (or, with none, its own centre of mass's) mean motion,
+/// so one object's pins do not hold back another. `n = 0` makes all vertices one part again;
+/// `cmsc_set_relative_damping` then sets every part's rate.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `part` valid for `n` values, `relative_damping` for
+/// `n_parts`.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_parts(
+    sim: *mut CmscSim,
+    part: *const u32,
+    n: usize,
+    relative_damping: *const f64,
+    n_parts: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, part, rates) = unsafe {
+            (sim_mut(sim)?, input(part, n, "part")?, input(relative_damping, n_parts, "relative_damping")?)
+        };
+        sim.call(|s| Ok(s.set_parts(part, rates)?))
+    })
+}
+
 /// Replaces the sphere colliders: centers (3 k doubles, m) and radii (k, m, > 0).
 ///
 /// # Safety

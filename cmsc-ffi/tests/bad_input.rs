@@ -157,6 +157,16 @@ fn edits_with_wrong_lengths_or_values_change_nothing() {
             (Box::new(|| cmsc_set_uniform_field(sim, nan3.as_ptr())), "`field`"),
             (Box::new(|| cmsc_set_relative_damping(sim, -1.0)), "`relative_damping`"),
             (Box::new(|| cmsc_set_relative_damping(sim, f64::NAN)), "`relative_damping`"),
+            (
+                Box::new(|| cmsc_set_parts(sim, [0u32, 0, 1, 2].as_ptr(), 4, [1.0, 1.0].as_ptr(), 2)),
+                "part 2 out of range",
+            ),
+            (Box::new(|| cmsc_set_parts(sim, [0u32, 0, 1].as_ptr(), 3, [1.0, 1.0].as_ptr(), 2)), "`part`"),
+            (
+                Box::new(|| cmsc_set_parts(sim, [0u32; 4].as_ptr(), 4, [-1.0].as_ptr(), 1)),
+                "`relative_damping`",
+            ),
+            (Box::new(|| cmsc_set_parts(sim, [0u32; 4].as_ptr(), 4, ptr::null(), 1)), "`relative_damping`"),
             (Box::new(|| cmsc_set_sphere_colliders(sim, [0.0; 3].as_ptr(), [-1.0].as_ptr(), 1)), "`radii`"),
             (Box::new(|| cmsc_coulomb_forces(sim, out, 1)), "length 1"),
         ];

@@ -135,11 +135,11 @@ def bench_cmsc(module, scene, n, frames, cache_dir, method):
     clock = time.perf_counter
 
     t0 = clock()
-    job = bake.collect(bpy.context, obj)
+    objects, job = bake.collect(bpy.context, obj)
     t1 = clock()
     run(job)
     t2 = clock()
-    cache.finish(obj, job)
+    bake.finish(scene, objects, job)
     t3 = clock()
     if job.error:
         print(f"cmsc bake of {n} vertices stopped: {job.error}", flush=True)

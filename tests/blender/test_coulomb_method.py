@@ -36,7 +36,7 @@ def test_after_a_bake_the_panel_and_the_report_show_the_method_that_ran(scene):
 
     # the script bake reports it too; an explicit method is named as itself
     obj.cmsc.coulomb_method = "DDEF"
-    job = bake.bake(bpy.context, obj, Reports())
+    _, job = bake.bake(bpy.context, obj, Reports())
     assert job.frames_done == 3 and bake.method_line(job) == "Coulomb: DDEF"
     assert "Coulomb: DDEF" in panel_text() and "chosen by AUTO" not in panel_text()
 

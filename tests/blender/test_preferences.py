@@ -75,7 +75,7 @@ def test_gpu_preference_falls_back_visibly(scene, mods, prefs):
     obj.cmsc.coulomb_method = "DIRECT"
     params, note = mods["ui.inputs"].params(sc, obj.cmsc)
     reports = Reports()
-    assert mods["ui.bake"].bake(bpy.context, obj, reports).frames_done == 3
+    assert mods["ui.bake"].bake(bpy.context, obj, reports)[1].frames_done == 3
     assert read_pc2(obj.cmsc.cache_path).shape[0] == 3
     panel_text = draw(mods["ui.panels"].CMSC_PT_main).text()
     prefs_text = prefs_layout(mods, prefs).text()

@@ -13,7 +13,7 @@ def job(lib_path, path, frames=6, params=None, group_charge=1e-7):
     s = 3
     return BakeJob(
         library=lib_path,
-        cache_path=str(path),
+        cache_paths=[str(path)],
         start_frame=1,
         rest_local=x,
         x0=x + [0, 0, 1.0],  # the object sits 1 m up: samples are written back in local space
@@ -23,8 +23,10 @@ def job(lib_path, path, frames=6, params=None, group_charge=1e-7):
         params=params or SimParams(gravity=(0, 0, 0), time_step=1 / 72),
         pins=np.array([], dtype=int),
         group_weights=np.ones((1, 4)),
-        world_to_local=np.tile(np.diag([1.0, 1, 1, 1]), (frames, 1, 1))
-        + np.pad(np.array([[0, 0, -1.0]]).T, ((0, 1), (3, 0)))[None],
+        world_to_local=(
+            np.tile(np.diag([1.0, 1, 1, 1]), (frames, 1, 1))
+            + np.pad(np.array([[0, 0, -1.0]]).T, ((0, 1), (3, 0)))[None]
+        )[:, None],
         pin_world=np.zeros((frames + 1, 0, 3)),
         ext_world=np.zeros((frames + 1, 0, 3)),
         group_charge=np.full((frames, s, 1), group_charge),
@@ -77,7 +79,7 @@ def test_step_frame_by_frame_equals_the_bake(lib_path, tmp_path):
         for f in range(j.frames):
             step_frame(sim, j.group_weights, j.pins, j.pin_world[f : f + 2], j.ext_world[f : f + 2],
                        j.group_charge[f], j.ext_charge[f], j.field[f])
-            assert np.array_equal(to_local(sim.positions, j.world_to_local[f]).astype(np.float32), samples[f + 1])
+            assert np.array_equal(to_local(sim.positions, j.world_to_local[f, 0]).astype(np.float32), samples[f + 1])
     assert to_local(np.array([[1e39, 0, 0]]), np.eye(4)) is None
 
 
@@ -94,3 +96,49 @@ def test_a_cache_that_cannot_be_written_is_an_error_not_an_exception(lib_path, t
     for path in (tmp_path, tmp_path / "file" / "x.pc2", tmp_path / "missing" / "x.pc2"):
         j = job(lib_path, path)
         assert run(j) == 0 and j.error.startswith(f"cannot write the cache {path}: "), j.error
+
+
+def two_objects(lib_path, tmp_path, apart=0.5, frames=6):
+    """Two charged tetrahedra `apart` m from each other along x, joined into one bake."""
+    from sim.bake_job import combine
+
+    one = job(lib_path, tmp_path / "one.pc2", frames=frames)
+    other = job(lib_path, tmp_path / "other.pc2", frames=frames)
+    other.x0 = other.x0 + [apart, 0, 0]
+    st = combine([one, other], one.params)
+    return BakeJob(
+        **vars(st),
+        cache_paths=[str(tmp_path / "one.pc2"), str(tmp_path / "other.pc2")],
+        start_frame=1,
+        world_to_local=np.concatenate([one.world_to_local, other.world_to_local - np.pad(
+            np.array([[apart, 0, 0]]).T, ((0, 1), (3, 0)))[None, None]], axis=1),
+        pin_world=np.zeros((frames + 1, 0, 3)),
+        ext_world=np.zeros((frames + 1, 0, 3)),
+        group_charge=np.concatenate([one.group_charge, other.group_charge], axis=2),
+        ext_charge=np.zeros((frames, 3, 0)),
+        field=np.zeros((frames, 3, 3)),
+    )
+
+
+def test_objects_baked_together_push_each_other_and_keep_their_own_caches(lib_path, tmp_path):
+    j = two_objects(lib_path, tmp_path)
+    assert j.parts == [(0, 4), (4, 8)] and j.group_weights.shape == (2, 8)
+    assert run(j) == 7 and j.error == ""
+    _, _, one = read_pc2(tmp_path / "one.pc2")
+    _, _, other = read_pc2(tmp_path / "other.pc2")
+    assert one.shape == other.shape == (7, 4, 3)
+    assert np.allclose(one[0], other[0]) and np.allclose(one[0], j.rest_local[:4])  # each in its own space
+    # like charges: the two move apart along x, each in its own object space
+    assert one[-1].mean(0)[0] < one[0].mean(0)[0] - 1e-4
+    assert other[-1].mean(0)[0] > other[0].mean(0)[0] + 1e-4
+    alone = job(lib_path, tmp_path / "alone.pc2")
+    run(alone)
+    assert np.allclose(read_pc2(tmp_path / "alone.pc2")[2][-1].mean(0), alone.rest_local.mean(0), atol=1e-5)
+
+
+def test_a_joint_bake_that_cannot_write_one_cache_removes_the_others(lib_path, tmp_path):
+    (tmp_path / "other.pc2").write_bytes(b"someone else's")
+    j = two_objects(lib_path, tmp_path)
+    assert run(j) == 0 and "other.pc2" in j.error
+    assert not (tmp_path / "one.pc2").exists()
+    assert (tmp_path / "other.pc2").read_bytes() == b"someone else's"

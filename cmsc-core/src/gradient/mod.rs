@@ -393,7 +393,7 @@ impl Reverse {
             *xb += *yb;
             *yb *= h;
         }
-        damping.transpose(model, &self.y_bar, v_bar);
+        damping.transpose(&self.y_bar, v_bar);
         // f = q(x_t) + f_ext(x_t): gravity is constant.
         let (q, k_c, eps) = (&model.charge, p.coulomb_constant, model.softening());
         if p.coulomb != FieldMethod::Off {

@@ -64,12 +64,13 @@ pub(crate) fn advance(
 /// The inertial prediction `y = x + h D(v)` (`D`: ether drag and relative damping, see
 /// [`Damping`]; `y = x + α h v` without relative damping) and the first iterate `x⁰ = y` with
 /// pinned vertices at their targets. Returns the `D` it used (the adjoint needs it).
-pub(crate) fn start(model: &Model, now: Now<'_>, y: &mut [Vec3], x0: &mut [Vec3]) -> Damping {
+pub(crate) fn start<'m>(model: &'m Model, now: Now<'_>, y: &mut [Vec3], x0: &mut [Vec3]) -> Damping<'m> {
     let Now { x, v } = now;
     let damping = Damping::new(model, v);
     y.par_iter_mut()
         .zip(x.par_iter().zip(v.par_iter()))
-        .for_each(|(y, (x, v))| *y = x + damping.displacement(v));
+        .enumerate()
+        .for_each(|(i, (y, (x, v)))| *y = x + damping.displacement(i, v));
     x0.copy_from_slice(y);
     let pins = &model.pins;
     for (&i, &target) in pins.indices.iter().zip(&pins.targets) {

@@ -21,7 +21,7 @@ pub(crate) fn advance(model: &Model, now: Now<'_>, f: &[Vec3], next: Next<'_>) {
     let Now { x, v } = now;
     let (h, mass, damping) = (model.params.time_step, &model.mass, Damping::new(model, v));
     next.v.par_iter_mut().zip(next.x.par_iter_mut()).enumerate().for_each(|(i, (vn, xn))| {
-        *vn = damping.velocity(&v[i]) + f[i] * (0.5 * h / mass[i]);
+        *vn = damping.velocity(i, &v[i]) + f[i] * (0.5 * h / mass[i]);
         *xn = x[i] + *vn * h;
     });
 }

@@ -7,7 +7,7 @@ mod damping;
 mod params;
 mod pins;
 
-pub(crate) use damping::Damping;
+pub(crate) use damping::{Damping, Parts};
 pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
 pub(crate) use pins::Pins;
 
@@ -32,6 +32,8 @@ pub struct Model {
     pub(crate) pins: Pins,
     pub(crate) external: ExternalField,
     pub(crate) colliders: Colliders,
+    /// The vertices' parts (objects), each damped relative to its own motion.
+    pub(crate) parts: Parts,
     /// Softening length used when [`Softening::Auto`] is selected (m), fixed at creation from
     /// the rest mesh.
     pub(crate) auto_softening: Real,
@@ -47,6 +49,7 @@ impl Model {
             pins: Pins::new(n),
             external: ExternalField::default(),
             colliders: Colliders { ground: params.ground_height, spheres: vec![] },
+            parts: Parts::default(),
             auto_softening: auto_softening(x, &springs),
             params,
             mass,

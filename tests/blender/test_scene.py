@@ -1,0 +1,124 @@
+"""The scene simulates together (issue 18): the simulated objects of a scene bake in one run,
+Coulomb forces act across them, each keeps its own settings and cache; a render farm bakes a
+saved file from the command line."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import addon_module, charged_sphere, draw, read_pc2
+
+
+def centroid(path, frame):
+    return read_pc2(path)[frame].mean(axis=0)
+
+
+def two_spheres(tmp, charge=0.05, frames=12):
+    """Two charged spheres 1.2 m apart along x (the same sign), no gravity."""
+    left = charged_sphere(tmp, "left", charge=charge, frames=frames)
+    left.location = (-0.6, 0.0, 0.0)
+    right = charged_sphere(tmp, "right", charge=charge, frames=frames)
+    right.location = (0.6, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    return left, right
+
+
+def test_charged_objects_baked_together_push_each_other_apart(scene):
+    sc, tmp = scene
+    left, right = two_spheres(tmp)
+    bpy.context.view_layer.objects.active = left
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert os.path.exists(left.cmsc.cache_path) and os.path.exists(right.cmsc.cache_path)
+    assert left.cmsc.cache_path != right.cmsc.cache_path
+    # object space: the left sphere moves to -x, the right one to +x
+    assert centroid(left.cmsc.cache_path, -1)[0] < -0.01
+    assert centroid(right.cmsc.cache_path, -1)[0] > 0.01
+    assert abs(centroid(left.cmsc.cache_path, -1)[0] + centroid(right.cmsc.cache_path, -1)[0]) < 1e-4
+    # Free Bake frees the joint bake
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert not any(m.type == "MESH_CACHE" for o in (left, right) for m in o.modifiers)
+    assert not os.path.exists(left.cmsc.cache_path) and not os.path.exists(right.cmsc.cache_path)
+
+
+def test_each_alone_does_not_move(scene):
+    sc, tmp = scene
+    left, right = two_spheres(tmp)
+    right.cmsc.enabled = False
+    bpy.context.view_layer.objects.active = left
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert np.abs(centroid(left.cmsc.cache_path, -1)).max() < 1e-5
+    assert not os.path.exists(right.cmsc.cache_path)
+
+
+def test_objects_with_different_settings_bake_at_the_finest_step_and_say_so(scene):
+    sc, tmp = scene
+    panels = addon_module("ui.panels")
+    left, right = two_spheres(tmp)
+    left.cmsc.substeps, right.cmsc.substeps = 2, 5
+    left.cmsc.frame_end, right.cmsc.frame_end = 12, 8
+    bpy.context.view_layer.objects.active = left
+    text = draw(panels.CMSC_PT_main).text()
+    assert "Bakes together with right: frames 1–12, 5 substeps" in text, text
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert len(read_pc2(left.cmsc.cache_path)) == len(read_pc2(right.cmsc.cache_path)) == 12
+
+
+def test_a_setting_of_one_object_marks_the_joint_bake_outdated(scene):
+    sc, tmp = scene
+    left, right = two_spheres(tmp, frames=4)
+    bpy.context.view_layer.objects.active = left
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    right.cmsc.stiffness = 40.0
+    assert left.cmsc.cache_outdated and right.cmsc.cache_outdated
+
+
+FARM = textwrap.dedent(
+    """
+    import sys
+    import bpy  # noqa: I001
+    import addon_utils
+
+    addon_utils.enable("cmsc", default_set=True, handle_error=None)
+    try:
+        bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
+        bpy.ops.cmsc.bake()
+    finally:
+        addon_utils.disable("cmsc", default_set=True)
+    """
+)
+
+
+@pytest.mark.parametrize("diverges", [False, True], ids=["bakes", "fails"])
+def test_a_farm_bakes_a_saved_file_from_the_command_line(tmp_path, diverges):
+    """What `blender -b scene.blend --python-exit-code 1 --python-expr "import bpy;
+    bpy.ops.cmsc.bake()"` does, with the bpy module: a fresh process opens the saved file and
+    bakes every simulated object, one progress line per frame, exit status 0; a bake that fails
+    exits non-zero. Nothing is selected: the farm does not depend on the active object."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    try:
+        sc = bpy.context.scene
+        sc.cmsc.use_gravity = False
+        left, right = two_spheres(tmp_path, charge=1e6 if diverges else 0.05, frames=6)
+        for o in (left, right):
+            o.cmsc.cache_path = f"//cache/{o.name}.pc2"
+        bpy.ops.object.empty_add()  # the active object is not a simulated one
+        blend = tmp_path / "farm.blend"
+        assert bpy.ops.wm.save_as_mainfile(filepath=str(blend)) == {"FINISHED"}
+    finally:
+        bpy.ops.wm.read_homefile(use_empty=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", FARM, str(blend)], capture_output=True, text=True, timeout=600, env=os.environ
+    )
+    out = proc.stdout + proc.stderr
+    if diverges:
+        assert proc.returncode != 0 and "diverged" in out, out[-3000:]
+        return
+    assert proc.returncode == 0, out[-3000:]
+    assert [f"cmsc: baked frame {f} ({f}/6)" in out for f in range(2, 7)] == [True] * 5, out[-3000:]
+    for name in ("left", "right"):
+        assert len(read_pc2(tmp_path / "cache" / f"{name}.pc2")) == 6
