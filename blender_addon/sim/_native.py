@@ -41,6 +41,7 @@ _sim = ctypes.c_void_p
 _dptr = ctypes.POINTER(ctypes.c_double)
 _uptr = ctypes.POINTER(ctypes.c_uint32)
 _size = ctypes.c_size_t
+_u32ptr = ctypes.POINTER(ctypes.c_uint32)
 _status = ctypes.c_int
 
 #: name -> (restype, argtypes): the one table of every symbol used.
@@ -62,6 +63,9 @@ SIGNATURES = {
     "cmsc_set_uniform_field": (_status, [_sim, _dptr]),
     "cmsc_set_relative_damping": (_status, [_sim, ctypes.c_double]),
     "cmsc_set_parts": (_status, [_sim, ctypes.POINTER(ctypes.c_uint32), _size, _dptr, _size]),
+    "cmsc_set_mesh_colliders": (_status, [_sim, _dptr, _size, _u32ptr, _size, _u32ptr, _dptr, _dptr, _size]),
+    "cmsc_move_mesh_colliders": (_status, [_sim, _dptr, _size]),
+    "cmsc_set_self_collision": (_status, [_sim, _u32ptr, _size, _dptr, _size]),
     "cmsc_set_sphere_colliders": (_status, [_sim, _dptr, _dptr, _size]),
     "cmsc_coulomb_forces": (_status, [_sim, _dptr, _size]),
     "cmsc_energies": (_status, [_sim, ctypes.POINTER(CmscEnergies)]),

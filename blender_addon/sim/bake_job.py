@@ -28,6 +28,18 @@ DIVERGED_HINT = "Try more substeps, a lower stiffness or charge, or some damping
 
 
 @dataclass(kw_only=True)
+class MeshColliders:
+    """Obstacles as triangle meshes (world space, SI): k meshes sharing one vertex array."""
+
+    vertices: np.ndarray  # (v, 3) m, at the start frame
+    triangles: np.ndarray  # (t, 3) indices into vertices
+    first_triangle: np.ndarray  # (k + 1,) mesh j owns triangles first[j]..first[j+1]-1
+    thickness: np.ndarray  # (k,) m contact distance
+    friction: np.ndarray  # (k,) 0..1
+    names: list  # (k,) the objects, for messages
+
+
+@dataclass(kw_only=True)
 class Setup:
     """A simulation at its start frame, as arrays (world space, SI units): what the bake, the live
     preview and the charge fit all start from. Shapes: n vertices, s springs, p pins, g charge
@@ -49,6 +61,12 @@ class Setup:
     part_sizes: tuple = ()
     #: Settling of each part (1/s: Simulation.set_relative_damping / set_parts)
     part_damping: tuple = (0.0,)
+    #: self-collision: the surfaces (t, 3) that repel and how far (n,) m each vertex keeps from
+    #: them (None or all 0: off)
+    self_triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    self_distance: np.ndarray | None = None
+    #: obstacles (None: none)
+    colliders: MeshColliders | None = None
 
     @property
     def parts(self):
@@ -68,6 +86,11 @@ class Setup:
                 sim.set_parts(part, np.asarray(self.part_damping, dtype=float))
             elif self.part_damping[0]:
                 sim.set_relative_damping(self.part_damping[0])
+            if self.self_distance is not None and (self.self_distance > 0).any() and len(self.self_triangles):
+                sim.set_self_collision(self.self_triangles, self.self_distance)
+            c = self.colliders
+            if c is not None and len(c.thickness):
+                sim.set_mesh_colliders(c.vertices, c.triangles, c.first_triangle, c.thickness, c.friction)
         except CmscError:
             sim.close()
             raise
@@ -102,6 +125,12 @@ def combine(setups, params):
         warnings=[w for s in setups for w in s.warnings],
         part_sizes=tuple(sizes),
         part_damping=tuple(s.part_damping[0] for s in setups),
+        self_triangles=np.concatenate(
+            [np.asarray(s.self_triangles, dtype=np.int64).reshape(-1, 3) + o for s, o in zip(setups, offsets)]
+        ),
+        self_distance=np.concatenate(
+            [s.self_distance if s.self_distance is not None else np.zeros(len(s.x0)) for s in setups]
+        ),
     )
 
 
@@ -121,6 +150,7 @@ class BakeJob(Setup):
     group_charge: np.ndarray  # (F, S, g) C per unit weight, at each substep
     ext_charge: np.ndarray  # (F, S, k) C
     field: np.ndarray  # (F, S, 3) V/m
+    collider_world: np.ndarray | None = None  # (F + 1, v, 3) mesh collider vertices per frame (m)
     cancel: threading.Event = field(default_factory=threading.Event)
     frames_done: int = 0  # samples written so far (read by the UI thread for progress)
     error: str = ""  # why the bake stopped early, if it did
@@ -139,12 +169,13 @@ class BakeJob(Setup):
         return self.group_charge.shape[1]
 
 
-def step_frame(sim, group_weights, pins, pin_world, ext_world, group_charge, ext_charge, field):
+def step_frame(sim, group_weights, pins, pin_world, ext_world, group_charge, ext_charge, field, colliders=None):
     """Advances one frame of `len(group_charge)` substeps.
 
-    pin_world, ext_world: (2, p, 3) and (2, k, 3) positions at the frame's start and end (m),
-    linearly interpolated per substep; group_charge (S, g) C per unit weight, ext_charge (S, k) C
-    and field (S, 3) V/m at each substep's end. Raises CmscError (DivergedError) from the step.
+    pin_world, ext_world, colliders: (2, p, 3), (2, k, 3) and (2, v, 3) positions of the pins,
+    external charges and mesh collider vertices at the frame's start and end (m), linearly
+    interpolated per substep; group_charge (S, g) C per unit weight, ext_charge (S, k) C and
+    field (S, 3) V/m at each substep's end. Raises CmscError (DivergedError) from the step.
     """
     substeps = group_charge.shape[0]
     for k in range(substeps):
@@ -155,6 +186,8 @@ def step_frame(sim, group_weights, pins, pin_world, ext_world, group_charge, ext
         sim.set_uniform_field(field[k])
         if len(pins):
             sim.set_pin_targets((1 - a) * pin_world[0] + a * pin_world[1])
+        if colliders is not None and colliders.shape[1]:
+            sim.move_mesh_colliders((1 - a) * colliders[0] + a * colliders[1])
         sim.step(1)
 
 
@@ -232,6 +265,7 @@ def _frames(job, sim, writers, on_frame):
             step_frame(
                 sim, job.group_weights, job.pins, job.pin_world[f : f + 2], job.ext_world[f : f + 2],
                 job.group_charge[f], job.ext_charge[f], job.field[f],
+                None if job.collider_world is None else job.collider_world[f : f + 2],
             )
             positions = sim.positions
         except DivergedError as e:

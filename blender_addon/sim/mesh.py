@@ -39,6 +39,11 @@ class Faces:
             np.asarray(loose_edges, dtype=np.int64).reshape(-1, 2),
         )
 
+    def surface(self):
+        """The surface as triangles (t + 2q, 3): quads split along one diagonal (collisions)."""
+        q = self.quads
+        return np.concatenate([self.triangles, q[:, [0, 1, 2]], q[:, [0, 2, 3]]])
+
     def both_triangulations(self):
         """The triangles with each quad split both ways, (t + 4q, 3): every face covered twice
         (each quad once per diagonal), so measures from it are symmetric and twice the area."""

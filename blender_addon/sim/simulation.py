@@ -146,6 +146,32 @@ class Simulation:
         c = np.ascontiguousarray(relative_damping, dtype=np.float64).reshape(-1)
         self._call("cmsc_set_parts", _ptr(p, ctypes.c_uint32), len(p), _ptr(c), len(c))
 
+    def set_mesh_colliders(self, vertices, triangles, first_triangle, thickness, friction):
+        """Triangle-mesh obstacles: vertices (v, 3) m world, triangles (t, 3), mesh k owning
+        triangles first_triangle[k]..first_triangle[k+1]-1 (k + 1 offsets), contact distance
+        thickness (k,) m and friction (k,) 0..1 per mesh (replacing earlier ones)."""
+        v = np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1, 3)
+        t = np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3)
+        first = np.ascontiguousarray(first_triangle, dtype=np.uint32).reshape(-1)
+        d = np.ascontiguousarray(thickness, dtype=np.float64).reshape(-1)
+        mu = np.ascontiguousarray(friction, dtype=np.float64).reshape(-1)
+        self._call(
+            "cmsc_set_mesh_colliders", _ptr(v), len(v), _ptr(t, ctypes.c_uint32), len(t),
+            _ptr(first, ctypes.c_uint32), _ptr(d), _ptr(mu), len(d),
+        )
+
+    def move_mesh_colliders(self, vertices):
+        """Where the mesh colliders' vertices (v, 3) m are at the end of the next step."""
+        v = np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1, 3)
+        self._call("cmsc_move_mesh_colliders", _ptr(v), len(v))
+
+    def set_self_collision(self, triangles, distance):
+        """Self-collision: the surfaces (t, 3) that repel, and how far (n,) m each vertex keeps
+        from them (0: the vertex does not collide); no triangles turns it off."""
+        t = np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3)
+        d = np.ascontiguousarray(distance, dtype=np.float64).reshape(-1)
+        self._call("cmsc_set_self_collision", _ptr(t, ctypes.c_uint32), len(t), _ptr(d), len(d))
+
     def set_sphere_colliders(self, centers, radii):
         """Sphere obstacles: centers (k, 3) m, radii (k,) m."""
         c = np.ascontiguousarray(centers, dtype=np.float64).reshape(-1, 3)

@@ -39,6 +39,17 @@ def deformed_coords(obj):
     return co.reshape(n, 3)
 
 
+def evaluated_surface(obj, depsgraph):
+    """World-space vertices (v, 3) and triangles (t, 3) of `obj`'s mesh as evaluated (with its
+    modifiers and animation), for a collider."""
+    me = obj.evaluated_get(depsgraph).data
+    n = len(me.vertices)
+    co = np.empty(3 * n)
+    me.vertices.foreach_get("co", co)
+    me.calc_loop_triangles()
+    return to_world(obj.matrix_world, co.reshape(n, 3)), _ints(me.loop_triangles, "vertices", 3)
+
+
 def _ints(collection, attr, per_item=1):
     a = np.empty(per_item * len(collection), dtype=np.int64)
     collection.foreach_get(attr, a)

@@ -16,10 +16,11 @@ suspend the previews (`activity.previews_suspended`)."""
 
 import contextlib
 
+import bpy
 import numpy as np
 
 from ..sim import SimParams, _native, checks, methods
-from ..sim.bake_job import BakeJob, Setup, combine
+from ..sim.bake_job import BakeJob, MeshColliders, Setup, combine
 from ..sim.mesh import charge_shares, lumped_measure, mesh_springs
 from ..sim.params import CoulombMethod
 from . import activity, bridge, cache, preferences
@@ -76,6 +77,8 @@ def setup(scene, obj, substeps=None):
         note=note,
         warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs),
         part_damping=(s.relative_damping,),
+        self_triangles=faces.surface(),  # every object's surface repels the vertices that collide
+        self_distance=np.full(n, s.self_collision_distance if s.self_collision else 0.0),
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
         group_weights=np.array(
             [_charge_row(g, w, measure) for g, (_, _, w) in zip(s.charge_groups, groups)]
@@ -134,6 +137,44 @@ def substep_inputs(scene, obj, externals, frame, substeps):
     return group_charge, ext_charge, field
 
 
+def collision_objects(scene):
+    """The scene's obstacles: mesh objects with Blender's Collision physics that cmsc does not
+    simulate."""
+    return [
+        o for o in scene.objects
+        if o.type == "MESH" and not o.cmsc.enabled and any(m.type == "COLLISION" for m in o.modifiers)
+    ]
+
+
+#: Blender's Collision Friction runs from 0 to 80 (its slider's range); cmsc's friction from 0
+#: (sliding freely) to 1 (sticking): friction = Blender's / 80.
+BLENDER_FRICTION_MAX = 80.0
+
+
+def colliders(scene, objects):
+    """The `MeshColliders` of collision `objects` at the current frame (None without any): their
+    evaluated world-space surfaces, Blender's Outer Thickness as contact distance, Friction / 80."""
+    if not objects:
+        return None
+    dg = bpy.context.evaluated_depsgraph_get()
+    surfaces = [bridge.evaluated_surface(o, dg) for o in objects]
+    sizes = np.cumsum([0] + [len(v) for v, _ in surfaces])
+    return MeshColliders(
+        vertices=np.concatenate([v for v, _ in surfaces]).reshape(-1, 3),
+        triangles=np.concatenate([t + o for (_, t), o in zip(surfaces, sizes)]).reshape(-1, 3),
+        first_triangle=np.cumsum([0] + [len(t) for _, t in surfaces]),
+        thickness=np.array([o.collision.thickness_outer for o in objects]),
+        friction=np.array([min(1.0, o.collision.cloth_friction / BLENDER_FRICTION_MAX) for o in objects]),
+        names=[o.name for o in objects],
+    )
+
+
+def collider_positions(objects):
+    """(v, 3) world-space vertices of collision `objects` now, in `colliders`' order."""
+    dg = bpy.context.evaluated_depsgraph_get()
+    return np.concatenate([bridge.evaluated_surface(o, dg)[0] for o in objects]).reshape(-1, 3)
+
+
 def simulated_objects(scene, first):
     """The objects that bake together: `first`, then every other simulated mesh object of
     `scene` (Coulomb forces act across all of them)."""
@@ -170,6 +211,11 @@ def bake_job(scene, objects, cache_paths):
         keep_warnings(obj, st.warnings)
         st.warnings = [f"{obj.name}: {w}" for w in st.warnings]
     joint = combine(setups, p)
+    obstacles = collision_objects(scene)
+    joint.colliders = colliders(scene, obstacles)
+    collider_world = np.empty((frames + 1, len(joint.colliders.vertices) if obstacles else 0, 3))
+    if obstacles:
+        collider_world[0] = joint.colliders.vertices
     pin_world = np.empty((frames + 1, len(joint.pins), 3))
     ext_world = np.empty((frames + 1, len(externals), 3))
     world_to_local = np.empty((frames, len(objects), 4, 4))
@@ -191,6 +237,14 @@ def bake_job(scene, objects, cache_paths):
             frame = start + f + 1
             scene.frame_set(frame)
             pin_world[f + 1] = pins_now(True)
+            if obstacles:
+                now = collider_positions(obstacles)
+                if now.shape != collider_world[0].shape:
+                    raise ValueError(
+                        f"a collider's vertex count changed at frame {frame} ({', '.join(o.name for o in obstacles)}): "
+                        "colliders may move and deform during a bake, not change their topology"
+                    )
+                collider_world[f + 1] = now
             ext_world[f + 1] = world_state(objects[0], setups[0].rest_local, [], externals)[1]
             for k, obj in enumerate(objects):
                 world_to_local[f, k] = np.linalg.inv(np.array(obj.matrix_world))
@@ -208,6 +262,7 @@ def bake_job(scene, objects, cache_paths):
         group_charge=group_charge,
         ext_charge=ext_charge,
         field=field,
+        collider_world=collider_world if obstacles else None,
     )
 
 

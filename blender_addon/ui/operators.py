@@ -50,7 +50,7 @@ class CMSC_OT_bake(bpy.types.Operator):
             return self.execute(context)
         try:
             self._run = baking.ModalBake(context, bake_target(context))
-        except (CmscError, CacheFileError) as e:
+        except (CmscError, CacheFileError, ValueError) as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
         self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
@@ -69,7 +69,7 @@ class CMSC_OT_bake(bpy.types.Operator):
         obj = bake_target(context)
         try:
             objects, job = baking.bake(context, obj, self.report)
-        except (CmscError, CacheFileError) as e:
+        except (CmscError, CacheFileError, ValueError) as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
         if job.error:  # reported by the bake, with the frames it kept: one outcome, not also "baked"

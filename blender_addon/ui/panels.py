@@ -111,6 +111,11 @@ class CMSC_PT_main(bpy.types.Panel):
         if s.coulomb_method.startswith("DDEF"):
             col.prop(s, "grid_points")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
+        row = col.row()
+        row.prop(s, "self_collision")
+        sub = row.row()
+        sub.active = s.self_collision
+        sub.prop(s, "self_collision_distance")
         col.label(text="Charge Groups")
         row = col.row()
         row.template_list("CMSC_UL_charge_groups", "", s, "charge_groups", s, "charge_group_index", rows=3)

@@ -247,6 +247,21 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         description="The Coulomb method the bake ran, as the library reported it (empty without a bake)",
         default="",
     )
+    self_collision: BoolProperty(
+        name="Self Collision",
+        description=(
+            "Keep this object's vertices the Distance away from its own surface and from the other "
+            "simulated objects' surfaces, so cloth does not pass through itself or them"
+        ),
+        default=False,
+        update=_object_setting,
+    )
+    self_collision_distance: FloatProperty(
+        name="Distance",
+        description="How far (m) this object's vertices keep from the surfaces with Self Collision",
+        default=0.015, min=0.0, soft_max=0.2, subtype="DISTANCE", unit="LENGTH", precision=4,
+        update=_object_setting,
+    )
     preview: BoolProperty(
         name="Live Preview",
         description=(

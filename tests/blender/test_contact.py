@@ -1,0 +1,142 @@
+"""Contact (issue 18): mesh objects with Blender's Collision physics are obstacles, static or
+animated, and Self Collision keeps a cloth from passing through itself."""
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import read_pc2
+
+
+def cloth(tmp, name="cloth", size=2.0, cuts=20, z=1.0, frames=36):
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=cuts, y_subdivisions=cuts, size=size, location=(0.0, 0.0, z))
+    obj = bpy.context.active_object
+    obj.name = name
+    s = obj.cmsc
+    s.enabled = True
+    s.frame_start, s.frame_end = 1, frames
+    s.cache_path = str(tmp / f"{name}.pc2")
+    return obj
+
+
+def collider_cube(location=(0.0, 0.0, 0.0), size=1.0):
+    bpy.ops.mesh.primitive_cube_add(size=size, location=location)
+    cube = bpy.context.active_object
+    cube.name = "cube"
+    bpy.ops.object.modifier_add(type="COLLISION")
+    return cube
+
+
+def world_samples(obj):
+    m = np.array(obj.matrix_world)
+    return read_pc2(obj.cmsc.cache_path) @ m[:3, :3].T + m[:3, 3]
+
+
+def inside_box(points, centre, half):
+    return np.all(np.abs(points - np.asarray(centre)) < half - 1e-4, axis=-1)
+
+
+def test_a_cloth_dropped_on_a_cube_rests_on_it(scene):
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    cube = collider_cube()
+    obj = cloth(tmp)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    x = world_samples(obj)
+    assert not inside_box(x, (0, 0, 0), 0.5).any(), "no vertex inside the cube at any frame"
+    centre = np.argmin(np.linalg.norm(x[0][:, :2], axis=1))
+    rest = 0.5 + cube.collision.thickness_outer
+    assert abs(x[-1][centre, 2] - rest) < 0.02, f"the middle rests on the top: z = {x[-1][centre, 2]}"
+    assert x[-1][:, 2].min() < 0.3, "the sides drape down"
+
+
+def test_an_animated_collider_pushes_the_cloth(scene):
+    sc, tmp = scene
+    cube = collider_cube(location=(0.0, 0.0, 0.0))
+    cube.keyframe_insert("location", frame=1)
+    cube.location = (0.0, 0.0, 0.8)
+    cube.keyframe_insert("location", frame=24)
+    obj = cloth(tmp, z=0.6, frames=30)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    x = world_samples(obj)
+    for f in range(len(x)):
+        sc.frame_set(1 + f)
+        assert not inside_box(x[f], tuple(cube.matrix_world.translation), 0.5).any(), f
+    centre = np.argmin(np.linalg.norm(x[0][:, :2], axis=1))
+    assert x[-1][centre, 2] > 1.25, f"lifted with the cube's top (1.3 m): {x[-1][centre, 2]}"
+
+
+def folded(tmp, self_collision):
+    """Two 1 m flaps joined along x = 0 in a V opening upwards (40° between them), one charged
+    +, the other −: Coulomb closes the V."""
+    n = 9
+    verts, faces = [], []
+    half = np.radians(20.0)
+    for side in (-1, 1):
+        base = len(verts)
+        for j in range(n):
+            for i in range(n):
+                r, y = i / (n - 1), j / (n - 1) - 0.5
+                verts.append((side * r * np.sin(half), y, r * np.cos(half)))
+        for j in range(n - 1):
+            for i in range(n - 1):
+                v = base + j * n + i
+                faces.append((v, v + 1, v + n + 1, v + n))
+    me = bpy.data.meshes.new("fold")
+    me.from_pydata(verts, [], faces)
+    me.update()
+    obj = bpy.data.objects.new("fold", me)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    # the hinge: the two flaps share their x = 0 row (pinned), so they fold about it
+    hinge = [k for k, v in enumerate(verts) if abs(v[0]) < 1e-9 and abs(v[2]) < 1e-9]
+    obj.vertex_groups.new(name="hinge").add(hinge, 1.0, "REPLACE")
+    obj.vertex_groups.new(name="minus").add(list(range(n * n)), 1.0, "REPLACE")
+    obj.vertex_groups.new(name="plus").add(list(range(n * n, 2 * n * n)), 1.0, "REPLACE")
+    s = obj.cmsc
+    s.enabled = True
+    s.pin_group = "hinge"
+    s.mass = 0.2
+    s.frame_start, s.frame_end = 1, 36
+    s.cache_path = str(tmp / f"fold_{self_collision}.pc2")
+    s.self_collision = self_collision
+    s.self_collision_distance = 0.02
+    for name, q in (("minus", -20.0), ("plus", 20.0)):
+        obj.vertex_groups.active = obj.vertex_groups[name]
+        bpy.ops.cmsc.charge_group_add()
+        s.charge_groups[-1].charge = q
+    return obj, np.array(faces)
+
+
+def edges_through_triangles(x, quads):
+    """How many (edge, triangle) pairs of the mesh intersect, edges and triangles sharing no
+    vertex (x: (n, 3); quads split into triangles)."""
+    tris = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+    edges = np.unique(np.sort(np.concatenate([quads[:, [k, (k + 1) % 4]] for k in range(4)]), axis=1), axis=0)
+    p, q = x[edges[:, 0]][:, None], x[edges[:, 1]][:, None]
+    a, b, c = (x[tris[:, k]][None] for k in range(3))
+    n = np.cross(b - a, c - a)
+    dp, dq = np.einsum("etk,etk->et", p - a, n), np.einsum("etk,etk->et", q - a, n)
+    crosses = dp * dq < 0
+    t = dp / np.where(crosses, dp - dq, 1.0)
+    hit = p + t[..., None] * (q - p)
+    inside = np.ones_like(crosses)
+    for u, v in ((a, b), (b, c), (c, a)):
+        inside &= np.einsum("etk,etk->et", np.cross(v - u, hit - u), n) >= 0
+    shared = (edges[:, None, :, None] == tris[None, :, None, :]).any(axis=(2, 3))
+    return int((crosses & inside & ~shared).sum())
+
+
+@pytest.mark.parametrize("self_collision", [False, True], ids=["off", "on"])
+def test_a_charged_fold_closes_on_itself_without_passing_through_with_self_collision(scene, self_collision):
+    sc, tmp = scene
+    obj, quads = folded(tmp, self_collision)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    x = read_pc2(obj.cmsc.cache_path)
+    crossings = [edges_through_triangles(frame, quads) for frame in x]
+    if self_collision:
+        assert max(crossings) == 0, crossings
+    else:
+        assert max(crossings) > 0, "without self-collision the flaps pass through each other"
