@@ -11,7 +11,7 @@ pub(crate) use damping::Damping;
 pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
 pub(crate) use pins::Pins;
 
-use crate::collision::Colliders;
+use crate::collision::{Colliders, MeshColliders, SelfCollision};
 use crate::coulomb::{coulomb_energy, FieldMethod};
 use crate::energy::Energies;
 use crate::fields::{gravity_energy, ExternalField};
@@ -32,6 +32,10 @@ pub struct Model {
     pub(crate) pins: Pins,
     pub(crate) external: ExternalField,
     pub(crate) colliders: Colliders,
+    /// Triangle-mesh obstacles.
+    pub(crate) mesh_colliders: MeshColliders,
+    /// Self-collision of the simulated mesh, if on.
+    pub(crate) self_collision: Option<SelfCollision>,
     /// Softening length used when [`Softening::Auto`] is selected (m), fixed at creation from
     /// the rest mesh.
     pub(crate) auto_softening: Real,
@@ -47,6 +51,8 @@ impl Model {
             pins: Pins::new(n),
             external: ExternalField::default(),
             colliders: Colliders { ground: params.ground_height, spheres: vec![] },
+            mesh_colliders: MeshColliders::default(),
+            self_collision: None,
             auto_softening: auto_softening(x, &springs),
             params,
             mass,
@@ -92,6 +98,16 @@ impl Model {
     /// The obstacles.
     pub fn colliders(&self) -> &Colliders {
         &self.colliders
+    }
+
+    /// The triangle-mesh obstacles.
+    pub fn mesh_colliders(&self) -> &MeshColliders {
+        &self.mesh_colliders
+    }
+
+    /// Self-collision settings, if on.
+    pub fn self_collision(&self) -> Option<&SelfCollision> {
+        self.self_collision.as_ref()
     }
 
     /// The softening length `ε` in force (m), see [`Softening`].
