@@ -198,7 +198,8 @@ fn mesh_collider_input_is_validated_and_rejections_change_nothing() {
     degenerate[4] = [0, 1, 1];
     let mut flat = v.clone();
     flat[1] = flat[0];
-    let cases: Vec<(Vec<Vec3>, Vec<[u32; 3]>, Vec<u32>, f64, f64, &str)> = vec![
+    type Case<'a> = (Vec<Vec3>, Vec<[u32; 3]>, Vec<u32>, f64, f64, &'a str);
+    let cases: Vec<Case> = vec![
         (nan, t.clone(), vec![0, 12], 0.0, 0.0, "vertices"),
         (v.clone(), vec![[0, 1, 8]], vec![0, 1], 0.0, 0.0, "out of range"),
         (v.clone(), degenerate, vec![0, 12], 0.0, 0.0, "degenerate"),

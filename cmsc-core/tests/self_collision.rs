@@ -121,7 +121,8 @@ fn self_collision_input_is_validated_and_rejections_change_nothing() {
     let Scene { mut sys, triangles, .. } = v_fold();
     let n = sys.n_vertices();
     sys.set_self_collision(&triangles, &vec![DISTANCE; n]).unwrap();
-    let cases: Vec<(Vec<[u32; 3]>, Vec<f64>, &str)> = vec![
+    type Case<'a> = (Vec<[u32; 3]>, Vec<f64>, &'a str);
+    let cases: Vec<Case> = vec![
         (vec![[0, 1, n as u32]], vec![0.0; n], "out of range"),
         (vec![[0, 1, 1]], vec![0.0; n], "degenerate"),
         (vec![[0, 1, 2]], vec![0.0; n], "degenerate"), // three vertices of one row: collinear

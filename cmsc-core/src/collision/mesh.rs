@@ -140,12 +140,13 @@ impl MeshColliders {
     /// # Arguments
     /// * `vertices` — (m), world frame; `triangles` — indices into `vertices`.
     /// * `first_triangle` — `thickness.len() + 1` non-decreasing offsets from 0 to
-    ///   `triangles.len()` (may be empty when there are no meshes).
+    ///   `triangles.len()` (may be empty when there are no meshes); a mesh with no triangles
+    ///   collides with nothing.
     /// * `thickness` — contact distance per mesh (m, `>= 0`); `friction` — per mesh, `[0, 1]`.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the argument: non-finite vertices, out-of-range or
-    /// degenerate triangles, offsets that do not match, a mesh with no triangle, negative or
+    /// degenerate triangles, offsets that do not match or decrease, negative or
     /// non-finite thickness, friction outside `[0, 1]`.
     pub fn new(
         vertices: &[Vec3],
@@ -180,7 +181,10 @@ impl MeshColliders {
         let mut meshes = Vec::with_capacity(k);
         for m in 0..k {
             let own = &triangles[first_triangle[m] as usize..first_triangle[m + 1] as usize];
-            meshes.push(MeshCollider::new(vertices, own, thickness[m], friction[m])?);
+            // a mesh with no triangles collides with nothing
+            if !own.is_empty() {
+                meshes.push(MeshCollider::new(vertices, own, thickness[m], friction[m])?);
+            }
         }
         Ok(MeshColliders { meshes, n_vertices: vertices.len(), moved_for_step: None })
     }
@@ -278,11 +282,11 @@ fn check_offsets(first: &[u32], k: usize, n_triangles: usize) -> Result<()> {
             format!("is {}, expected n_triangles = {n_triangles}", first[k]),
         ));
     }
-    match first.windows(2).position(|w| w[1] <= w[0]) {
+    match first.windows(2).position(|w| w[1] < w[0]) {
         Some(m) => Err(Error::invalid(
             "first_triangle",
             Some(m + 1),
-            format!("mesh {m} has no triangle: offsets must increase ({} then {})", first[m], first[m + 1]),
+            format!("offsets must not decrease ({} then {})", first[m], first[m + 1]),
         )),
         None => Ok(()),
     }
