@@ -149,14 +149,15 @@ extern "C" {
 
 // Replaces every mesh collider (static or moving obstacles that vertices cannot pass through or
 // end inside). The meshes share one vertex array (3 doubles each, m, world) and one triangle
-// array (3 uint32 indices into `vertices` each); mesh k owns triangles first_triangle[k] ..
-// first_triangle[k+1]-1 (n_meshes + 1 offsets, first_triangle[0] = 0, non-decreasing, last =
-// n_triangles; a mesh with no triangles collides with nothing), with contact distance thickness[k] (m, >= 0) and
-// friction[k] (0..1: the fraction of tangential motion removed on contact). n_meshes = 0
-// removes all (then n_triangles must be 0 and first_triangle, thickness, friction may be NULL).
-// A mesh whose every edge is shared by two triangles is closed: no vertex may end a step inside
-// it. Triangles must have three distinct, in-range corners and non-zero area. The arrays are
-// copied. On error the colliders in force are unchanged.
+// array (3 uint32 indices into `vertices` each); mesh k owns triangles `first_triangle[k]` ..
+// `first_triangle[k+1] - 1` (n_meshes + 1 offsets, `first_triangle[0]` = 0, non-decreasing,
+// last = n_triangles; a mesh with no triangles collides with nothing), with contact distance
+// `thickness[k]` (m, >= 0) and `friction[k]` (0..1: the fraction of tangential motion removed
+// on contact). n_meshes = 0 removes all (then n_triangles must be 0 and first_triangle,
+// thickness, friction may be NULL). A mesh whose every edge is shared by two triangles is
+// closed: no vertex may end a step inside it. Triangles must have three distinct, in-range
+// corners and non-zero area. The arrays are copied. On error the colliders in force are
+// unchanged.
 //
 // # Safety
 // `sim` must be NULL or a live handle; arrays valid for their lengths (`vertices` 3 n_vertices
@@ -186,7 +187,7 @@ CmscStatus cmsc_move_mesh_colliders(CmscSim *sim,
 
 // Self-collision among the simulated vertices: `triangles` (3 uint32 vertex indices each, in
 // range, distinct corners, non-zero area at the current positions) are the surfaces that repel;
-// distance[i] (m, >= 0, n values, n = the simulation's vertex count) is how far vertex i keeps
+// `distance[i]` (m, >= 0, n values, n = the simulation's vertex count) is how far vertex i keeps
 // from them (0: vertex i does not collide). Keep distances below the shortest edge length
 // (about half of it). n_triangles = 0 turns self-collision off (then `distance` may be NULL
 // with n = 0). Arrays are copied. On error the settings in force are unchanged.

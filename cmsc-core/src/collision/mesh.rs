@@ -1,37 +1,4 @@
-//! Triangle-mesh obstacles: static, moved or deforming surfaces that vertices cannot pass
-//! through, projected like the ground and spheres ([Liu 2013](crate#references) §4.1).
-//!
-//! For every free vertex `i`, after the integrator and pins, with `x_t` its position at the
-//! start of the step and `p = x_{t+1}` the integrator's end position, against each mesh in turn:
-//!
-//! 1. **Frame of the obstacle.** The obstacle's velocity `u` near `p` is the barycentric
-//!    interpolation of its vertices' velocities `(X_{t+1} − X_t)/h` over the closest triangle
-//!    (zero when it was not moved before this step). The start point in the obstacle's frame at
-//!    the end of the step is `s = x_t + h u`: a vertex resting on a moving obstacle is carried
-//!    with it.
-//! 2. **Crossing (continuous).** A ray from `s` to `p` is cast against the triangles (parry's
-//!    BVH). If it hits, `p` is placed on the hit triangle's plane at distance `thickness` on the
-//!    side of `s`: thin obstacles (a plane, a cloth-like sheet) are not tunnelled through at any
-//!    step size.
-//! 3. **Proximity and inside.** If `p` is within `thickness` of the surface, or inside a closed
-//!    mesh (pseudo-normal test, `TriMeshFlags::ORIENTED`), it is moved along the direction from
-//!    its closest surface point to distance `thickness` outside (up to [`PASSES`] times, for
-//!    corners where moving off one face lands near another).
-//! 4. **Response** (as [`super::Colliders::project`]): with `n` the contact normal, the
-//!    tangential part of `p − s` is scaled by `1 − friction`; of the velocity relative to the
-//!    obstacle `v − u`, the normal component into the obstacle is removed (perfectly inelastic)
-//!    and the tangential component is scaled by `1 − friction`.
-//!
-//! ## Momentum and energy
-//! The obstacle has infinite mass: the projection applies an impulse `m_i Δv_i` on every
-//! touching vertex and nothing on the obstacle, so the system's linear and angular momentum are
-//! not conserved while in contact (as with the ground). Relative to the obstacle the contact is
-//! perfectly inelastic: the normal relative kinetic energy `½ m (n·(v − u))²` of every impacting
-//! vertex is dissipated, and friction dissipates a fraction of the tangential one. A moving
-//! obstacle does work on the vertices it pushes (it can add energy: a rising plate lifts a
-//! cloth); the projection's normal displacement can add potential (gravity, spring) energy.
-//!
-//! Units: metres, seconds; positions in the world frame.
+//! Triangle-mesh obstacles; the method, momentum and energy are documented on [`MeshColliders`].
 
 use parry3d_f64::math::Point;
 use parry3d_f64::query::{PointQuery, Ray};
@@ -83,6 +50,41 @@ impl std::fmt::Debug for MeshCollider {
     }
 }
 
+/// Triangle-mesh obstacles: static, moved or deforming surfaces that vertices cannot pass
+/// through, projected like the ground and spheres ([Liu 2013](crate#references) §4.1).
+///
+/// For every free vertex `i`, after the integrator and pins, with `x_t` its position at the
+/// start of the step and `p = x_{t+1}` the integrator's end position, against each mesh in turn:
+///
+/// 1. **Frame of the obstacle.** The obstacle's velocity `u` near `p` is the barycentric
+///    interpolation of its vertices' velocities `(X_{t+1} − X_t)/h` over the closest triangle
+///    (zero when it was not moved before this step). The start point in the obstacle's frame at
+///    the end of the step is `s = x_t + h u`: a vertex resting on a moving obstacle is carried
+///    with it.
+/// 2. **Crossing (continuous).** A ray from `s` to `p` is cast against the triangles (parry's
+///    BVH). If it hits, `p` is placed on the hit triangle's plane at distance `thickness` on the
+///    side of `s`: thin obstacles (a plane, a cloth-like sheet) are not tunnelled through at any
+///    step size.
+/// 3. **Proximity and inside.** If `p` is within `thickness` of the surface, or inside a closed
+///    mesh (pseudo-normal test, `TriMeshFlags::ORIENTED`), it is moved along the direction from
+///    its closest surface point to distance `thickness` outside (up to [`PASSES`] times, for
+///    corners where moving off one face lands near another).
+/// 4. **Response** (as [`super::Colliders::project`]): with `n` the contact normal, the
+///    tangential part of `p − s` is scaled by `1 − friction`; of the velocity relative to the
+///    obstacle `v − u`, the normal component into the obstacle is removed (perfectly inelastic)
+///    and the tangential component is scaled by `1 − friction`.
+///
+/// ## Momentum and energy
+/// The obstacle has infinite mass: the projection applies an impulse `m_i Δv_i` on every
+/// touching vertex and nothing on the obstacle, so the system's linear and angular momentum are
+/// not conserved while in contact (as with the ground). Relative to the obstacle the contact is
+/// perfectly inelastic: the normal relative kinetic energy `½ m (n·(v − u))²` of every impacting
+/// vertex is dissipated, and friction dissipates a fraction of the tangential one. A moving
+/// obstacle does work on the vertices it pushes (it can add energy: a rising plate lifts a
+/// cloth); the projection's normal displacement can add potential (gravity, spring) energy.
+///
+/// Units: metres, seconds; positions in the world frame.
+///
 /// The triangle-mesh obstacles of a scene, and the step after which their last move applies.
 #[derive(Debug, Clone, Default)]
 pub struct MeshColliders {
@@ -219,8 +221,8 @@ impl MeshColliders {
         Ok(MeshColliders { meshes, n_vertices: self.n_vertices, moved_for_step: Some(step) })
     }
 
-    /// Projects every non-pinned vertex out of every mesh (stages 1–4 of the [module
-    /// docs](self)).
+    /// Projects every non-pinned vertex out of every mesh (stages 1–4 of the [`MeshColliders`]
+    /// docs).
     ///
     /// # Arguments
     /// * `x_old` — positions at the start of the step (m); `x` — end-of-step positions (m),
@@ -357,7 +359,7 @@ impl MeshCollider {
         (0..3).map(|k| self.displacement[idx[k] as usize] * w[k]).sum::<Vec3>() / h
     }
 
-    /// Stages 1–4 of the [module docs](self) for one vertex; returns whether it touched.
+    /// Stages 1–4 of the [`MeshColliders`] docs for one vertex; returns whether it touched.
     fn project_vertex(&self, x_old: Vec3, p: &mut Vec3, v: &mut Vec3, h: Real, moving: bool) -> bool {
         let d = self.thickness + CONTACT_EPSILON;
         let drift = if moving { self.max_displacement } else { 0.0 };

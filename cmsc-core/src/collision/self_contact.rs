@@ -1,39 +1,4 @@
-//! Self-collision of the simulated mesh: every free vertex `i` with a distance `d_i > 0` keeps
-//! at least `d_i` from every triangle it is not a corner of, and does not pass through one in a
-//! step. Projection in the style of [Liu 2013](crate#references) §4.1, applied after the
-//! integrator and pins, before the obstacles.
-//!
-//! For each vertex `p = x_{t+1,i}` and each nearby triangle `(a, b, c)` with unit normal `n`
-//! at `x_{t+1}` (`n_0` at `x_t`):
-//!
-//! * `σ_0 = sign((x_{t,i} − a_t)·n_0)`, the side it was on at the start of the step, and
-//!   `η = (p − a)·n`, its signed height now;
-//! * if its closest point on the triangle is inside the face and either the side changed
-//!   (`sign η ≠ σ_0`: it passed through) or `|η| < d_i`, it is moved along `n` to height
-//!   `σ_0 d_i`, the side it came from;
-//! * if its closest point `q` is on an edge or corner and `|p − q| < d_i`, it is moved along
-//!   `p − q` to distance `d_i`.
-//!
-//! The velocity of a moved vertex becomes `(x_{t+1} − x_t)/h`, so that state and velocity stay
-//! consistent (a position-based update, as the rest of the projection).
-//!
-//! **Broad phase.** A parry BVH over every triangle's box swept from `x_t` to `x_{t+1}`,
-//! rebuilt each step (the mesh deforms), queried with each vertex's swept box grown by `d_i`.
-//! Vertices are processed in parallel against a snapshot of the positions (Jacobi), in
-//! [`PASSES`] passes so that a vertex pushed by one contact into another is caught.
-//!
-//! ## Momentum and energy
-//! Only the vertex moves, not the triangle: the correction is not an equal-and-opposite
-//! internal impulse, so linear momentum is not conserved exactly during self-contact (each
-//! push adds `m_i Δv_i`); the normal approach velocity is removed (inelastic) and no friction
-//! is applied between layers. This is the price of a parallel, order-independent pass; the
-//! effect is bounded by `m_i d_i / h` per vertex and contact.
-//!
-//! ## Cost
-//! Per step: the BVH build over `T` triangles (`O(T log T)`) plus one query per colliding
-//! vertex per pass. Measured by `examples/collision_cost.rs` (see the crate README or the
-//! report of issue 18) on a 2-core VM: a few tens of percent of a step at 10K vertices, more
-//! at 100K where the BVH build dominates.
+//! Self-collision of the simulated mesh; the method and its cost are documented on [`SelfCollision`].
 
 use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
 use parry3d_f64::math::Point;
@@ -49,6 +14,43 @@ use crate::math::{Real, Vec3};
 /// test of `tests/self_collision.rs` needs 3; one is slack).
 pub const PASSES: usize = 4;
 
+/// Self-collision of the simulated mesh: every free vertex `i` with a distance `d_i > 0` keeps
+/// at least `d_i` from every triangle it is not a corner of, and does not pass through one in a
+/// step. Projection in the style of [Liu 2013](crate#references) §4.1, applied after the
+/// integrator and pins, before the obstacles.
+///
+/// For each vertex `p = x_{t+1,i}` and each nearby triangle `(a, b, c)` with unit normal `n`
+/// at `x_{t+1}` (`n_0` at `x_t`):
+///
+/// * `σ_0 = sign((x_{t,i} − a_t)·n_0)`, the side it was on at the start of the step, and
+///   `η = (p − a)·n`, its signed height now;
+/// * if its closest point on the triangle is inside the face and either the side changed
+///   (`sign η ≠ σ_0`: it passed through) or `|η| < d_i`, it is moved along `n` to height
+///   `σ_0 d_i`, the side it came from;
+/// * if its closest point `q` is on an edge or corner and `|p − q| < d_i`, it is moved along
+///   `p − q` to distance `d_i`.
+///
+/// The velocity of a moved vertex becomes `(x_{t+1} − x_t)/h`, so that state and velocity stay
+/// consistent (a position-based update, as the rest of the projection).
+///
+/// **Broad phase.** A parry BVH over every triangle's box swept from `x_t` to `x_{t+1}`,
+/// rebuilt each step (the mesh deforms), queried with each vertex's swept box grown by `d_i`.
+/// Vertices are processed in parallel against a snapshot of the positions (Jacobi), in
+/// [`PASSES`] passes so that a vertex pushed by one contact into another is caught.
+///
+/// ## Momentum and energy
+/// Only the vertex moves, not the triangle: the correction is not an equal-and-opposite
+/// internal impulse, so linear momentum is not conserved exactly during self-contact (each
+/// push adds `m_i Δv_i`); the normal approach velocity is removed (inelastic) and no friction
+/// is applied between layers. This is the price of a parallel, order-independent pass; the
+/// effect is bounded by `m_i d_i / h` per vertex and contact.
+///
+/// ## Cost
+/// Per step: the BVH build over `T` triangles (`O(T log T)`) plus one query per colliding
+/// vertex per pass. Measured by `examples/collision_cost.rs` (see the crate README or the
+/// report of issue 18) on a 2-core VM: a few tens of percent of a step at 10K vertices, more
+/// at 100K where the BVH build dominates.
+///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SelfCollision {
@@ -118,7 +120,7 @@ impl SelfCollision {
         &self.distance
     }
 
-    /// Applies the rule of the [module docs](self) to the end-of-step positions `x` (m) and
+    /// Applies the rule of the [`SelfCollision`] docs to the end-of-step positions `x` (m) and
     /// velocities `v` (m/s), given the start-of-step positions `x_old` and the step `h` (s).
     /// Returns the number of vertices moved.
     pub fn project(&self, x_old: &[Vec3], x: &mut [Vec3], v: &mut [Vec3], pinned: &[bool], h: Real) -> usize {
