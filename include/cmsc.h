@@ -147,6 +147,60 @@ typedef struct {
 extern "C" {
 #endif // __cplusplus
 
+// Replaces every mesh collider (static or moving obstacles that vertices cannot pass through or
+// end inside). The meshes share one vertex array (3 doubles each, m, world) and one triangle
+// array (3 uint32 indices into `vertices` each); mesh k owns triangles `first_triangle[k]` ..
+// `first_triangle[k+1] - 1` (n_meshes + 1 offsets, `first_triangle[0]` = 0, non-decreasing,
+// last = n_triangles; a mesh with no triangles collides with nothing), with contact distance
+// `thickness[k]` (m, >= 0) and `friction[k]` (0..1: the fraction of tangential motion removed
+// on contact). n_meshes = 0 removes all (then n_triangles must be 0 and first_triangle,
+// thickness, friction may be NULL). A mesh whose every edge is shared by two triangles is
+// closed: no vertex may end a step inside it. Triangles must have three distinct, in-range
+// corners and non-zero area. The arrays are copied. On error the colliders in force are
+// unchanged.
+//
+// # Safety
+// `sim` must be NULL or a live handle; arrays valid for their lengths (`vertices` 3 n_vertices
+// doubles, `triangles` 3 n_triangles, `first_triangle` n_meshes + 1, `thickness` and
+// `friction` n_meshes).
+CmscStatus cmsc_set_mesh_colliders(CmscSim *sim,
+                                   const double *vertices,
+                                   size_t n_vertices,
+                                   const uint32_t *triangles,
+                                   size_t n_triangles,
+                                   const uint32_t *first_triangle,
+                                   const double *thickness,
+                                   const double *friction,
+                                   size_t n_meshes);
+
+// New positions of the mesh colliders' vertices (3 n_vertices doubles, m, world; same count and
+// order as given to cmsc_set_mesh_colliders), where they are at the end of the next step; the
+// previous positions give their velocity during that step (vertices touching a moving collider
+// move with it; friction carries them along). Without a new call the colliders stay still in
+// later steps. A move that makes a triangle degenerate is rejected. On error nothing changes.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `vertices` valid for 3 n_vertices doubles.
+CmscStatus cmsc_move_mesh_colliders(CmscSim *sim,
+                                    const double *vertices,
+                                    size_t n_vertices);
+
+// Self-collision among the simulated vertices: `triangles` (3 uint32 vertex indices each, in
+// range, distinct corners, non-zero area at the current positions) are the surfaces that repel;
+// `distance[i]` (m, >= 0, n values, n = the simulation's vertex count) is how far vertex i keeps
+// from them (0: vertex i does not collide). Keep distances below the shortest edge length
+// (about half of it). n_triangles = 0 turns self-collision off (then `distance` may be NULL
+// with n = 0). Arrays are copied. On error the settings in force are unchanged.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `triangles` valid for 3 n_triangles values, `distance`
+// for n doubles.
+CmscStatus cmsc_set_self_collision(CmscSim *sim,
+                                   const uint32_t *triangles,
+                                   size_t n_triangles,
+                                   const double *distance,
+                                   size_t n);
+
 // Runs `steps` IMEX steps from the current state with vertex charges
 // `q_i = Σ_g group_weights[g·n + i] · group_charges[g]` and returns the loss
 // `L = (1/2n) Σ_i |x_i(T) − target_i|²` (m²) with its gradient with respect to the group

@@ -15,7 +15,8 @@
 //! ## Pipeline of one [`System::step`]
 //! edits (refactor `M + h²L` if needed) → explicit forces at `x_t` ([`coulomb`], [`fields`],
 //! gravity) → integrate ([`Integrator::Imex`] local/global iterations, or velocity Verlet) →
-//! pins → collisions → divergence guard and commit.
+//! pins → collisions (self-collision, ground and spheres, triangle meshes) → divergence guard
+//! and commit.
 //!
 //! ## Units
 //! SI throughout: metres, kilograms, seconds, coulombs, N/m, V/m; state in `f64`.
@@ -59,7 +60,7 @@ mod state;
 mod step;
 mod system;
 
-pub use collision::{Colliders, Sphere};
+pub use collision::{Colliders, MeshCollider, MeshColliders, SelfCollision, Sphere};
 pub use coulomb::{FieldMethod, FieldSolver, Neighborhood, MAX_GRID_POINTS};
 pub use counters::StepTimings;
 pub use energy::Energies;

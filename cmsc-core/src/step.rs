@@ -8,7 +8,9 @@
 //! 3. **integrate** — the IMEX local/global iterations ([`crate::Integrator::Imex`]) or
 //!    velocity Verlet ([`crate::Integrator::Verlet`]), into scratch buffers;
 //! 4. **pins** — pinned vertices land exactly on their targets;
-//! 5. **collisions** — projection onto the ground and spheres, with friction;
+//! 5. **collisions** — self-collision of the mesh ([`crate::SelfCollision`]), then projection
+//!    onto the ground and spheres and out of the triangle-mesh obstacles
+//!    ([`crate::MeshColliders`]), with friction (collision module docs);
 //! 6. **guard and commit** — the step is rejected with [`Error::Diverged`], the state
 //!    untouched, if any position or velocity is not finite, or if the integrator threw a free
 //!    vertex many times the whole system's size ([`unresolved_motion`]: a runaway, whose
@@ -214,8 +216,13 @@ impl Stepper {
             s.x_new[i] = target;
             s.v_new[i] = (target - state.x[i]) / h;
         }
-        let contacts =
-            model.colliders.project(&state.x, &mut s.x_new, &mut s.v_new, &pins.pinned, params.friction);
+        let (x_old, pinned) = (&state.x, &pins.pinned);
+        let mut contacts = 0;
+        if let Some(sc) = &model.self_collision {
+            contacts += sc.project(x_old, &mut s.x_new, &mut s.v_new, pinned, h);
+        }
+        contacts += model.colliders.project(x_old, &mut s.x_new, &mut s.v_new, pinned, params.friction);
+        contacts += model.mesh_colliders.project(x_old, &mut s.x_new, &mut s.v_new, pinned, h, state.steps);
         let reason = match (first_non_finite(&s.x_new, &s.v_new), runaway) {
             (Some(i), _) => Some(format!("vertex {i} reached a non-finite position or velocity")),
             (None, Some(r)) => Some(format!(

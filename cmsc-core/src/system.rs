@@ -2,7 +2,7 @@
 //! advances one under the other: every edit is checked here before it reaches the model or the
 //! state, and the stepper is told what an edit made stale. Stepping itself lives in `step.rs`.
 
-use crate::collision::Sphere;
+use crate::collision::{MeshColliders, SelfCollision, Sphere};
 use crate::coulomb::FieldMethod;
 use crate::counters::StepTimings;
 use crate::energy::Energies;
@@ -312,6 +312,56 @@ impl System {
     /// As [`Sphere::from_arrays`].
     pub fn set_sphere_colliders(&mut self, centers: &[Vec3], radii: &[Real]) -> Result<()> {
         self.model.colliders.spheres = Sphere::from_arrays(centers, radii)?;
+        Ok(())
+    }
+
+    /// Replaces every triangle-mesh obstacle (see [`MeshColliders`]): one shared vertex array
+    /// (m, world frame), one triangle array, and per mesh `k` the triangles
+    /// `first_triangle[k] .. first_triangle[k + 1]`, a contact distance `thickness[k]` (m) and a
+    /// `friction[k]` in `[0, 1]`. No meshes (empty `thickness`) removes them all.
+    ///
+    /// # Errors
+    /// As [`MeshColliders::new`]; the obstacles in force stay unchanged.
+    pub fn set_mesh_colliders(
+        &mut self,
+        vertices: &[Vec3],
+        triangles: &[[u32; 3]],
+        first_triangle: &[u32],
+        thickness: &[Real],
+        friction: &[Real],
+    ) -> Result<()> {
+        self.model.mesh_colliders =
+            MeshColliders::new(vertices, triangles, first_triangle, thickness, friction)?;
+        Ok(())
+    }
+
+    /// Moves the mesh obstacles' vertices (m, same count and order as set) to where they are at
+    /// the end of the next step; the displacement from their previous positions over `h` is
+    /// their velocity during that step (zero in later steps unless moved again).
+    ///
+    /// # Errors
+    /// As [`MeshColliders::moved`]; the obstacles stay unchanged.
+    pub fn move_mesh_colliders(&mut self, vertices: &[Vec3]) -> Result<()> {
+        self.model.mesh_colliders = self.model.mesh_colliders.moved(vertices, self.state.steps)?;
+        Ok(())
+    }
+
+    /// Turns self-collision on: vertex `i` keeps `distance[i]` (m, 0: does not collide) from the
+    /// `triangles` it is not a corner of (see [`SelfCollision`]). No triangles turns it off
+    /// (`distance` may then be empty).
+    ///
+    /// # Errors
+    /// As [`SelfCollision::new`] (triangles checked at the current positions); the settings in
+    /// force stay unchanged.
+    pub fn set_self_collision(&mut self, triangles: &[[u32; 3]], distance: &[Real]) -> Result<()> {
+        if triangles.is_empty() {
+            if !(distance.is_empty() || distance.len() == self.n_vertices()) {
+                check_len("distance", distance.len(), self.n_vertices(), "values")?;
+            }
+            self.model.self_collision = None;
+            return Ok(());
+        }
+        self.model.self_collision = Some(SelfCollision::new(triangles, distance, &self.state.x)?);
         Ok(())
     }
 

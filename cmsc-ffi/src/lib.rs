@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 mod buffers;
+mod collision;
 mod gradient;
 mod handle;
 pub mod panic;
@@ -18,6 +19,7 @@ mod sim;
 mod status;
 mod version;
 
+pub use collision::{cmsc_move_mesh_colliders, cmsc_set_mesh_colliders, cmsc_set_self_collision};
 pub use gradient::{cmsc_fit_charges, cmsc_rollout_gradient};
 pub use handle::CmscSim;
 pub use params::{cmsc_params_default, CmscEnergies, CmscParams};

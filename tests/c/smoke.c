@@ -167,6 +167,46 @@ int main(void) {
         CHECK(strstr(cmsc_last_error(), "out_loss") != NULL);
     }
 
+    /* Mesh colliders (appended to v1): two vertices dropped from 0.5 m onto a 2 m square at
+       z = 0 with a contact distance of 2 cm stay above it at every step and come to rest on it;
+       lifting the square by 1 cm carries them up. */
+    {
+        const double drop[6] = {0, 0, 0.5, 0.5, 0, 0.5}, drop_m[2] = {0.01, 0.01};
+        double square[12] = {-1, -1, 0, 1, -1, 0, 1, 1, 0, -1, 1, 0}, y[6];
+        const uint32_t tris[6] = {0, 1, 2, 0, 2, 3}, first[2] = {0, 2};
+        const double thickness = 0.02, friction = 0.5;
+        CmscParams pd;
+        cmsc_params_default(&pd);
+        pd.coulomb = CMSC_COULOMB_OFF;
+        CmscSim *d = NULL;
+        OK(cmsc_create(drop, 2, drop_m, NULL, 0, NULL, &pd, &d));
+        OK(cmsc_set_mesh_colliders(d, square, 4, tris, 2, first, &thickness, &friction, 1));
+        double lowest = 1.0;
+        for (int s = 0; s < 120; s++) {
+            OK(cmsc_step(d, 1));
+            OK(cmsc_get_positions(d, y, 2));
+            lowest = fmin(lowest, fmin(y[2], y[5]));
+        }
+        CHECK(lowest >= thickness - 1e-9);
+        CHECK(fabs(y[2] - thickness) < 1e-6 && fabs(y[5] - thickness) < 1e-6);
+        for (int i = 2; i < 12; i += 3) square[i] = 0.01;
+        OK(cmsc_move_mesh_colliders(d, square, 4));
+        OK(cmsc_step(d, 1));
+        OK(cmsc_get_positions(d, y, 2));
+        CHECK(y[2] >= 0.01 + thickness - 1e-9);
+        const double bad_friction = 2.0;
+        CHECK(cmsc_set_mesh_colliders(d, square, 4, tris, 2, first, &thickness, &bad_friction, 1) ==
+              CMSC_INVALID_ARGUMENT);
+        CHECK(strstr(cmsc_last_error(), "friction") != NULL);
+        cmsc_destroy(d);
+        /* self-collision on the square of this test, then off */
+        const uint32_t own[6] = {0, 1, 2, 0, 2, 3};
+        const double dist[4] = {0.01, 0.01, 0.01, 0.01};
+        OK(cmsc_set_self_collision(sim, own, 2, dist, 4));
+        OK(cmsc_step(sim, 5));
+        OK(cmsc_set_self_collision(sim, NULL, 0, NULL, 0));
+    }
+
     /* Bad input: a clear status and message, nothing changed. */
     const double nan_q[4] = {1e-7, NAN, 0, 0};
     CHECK(cmsc_set_charges(sim, nan_q, 4) == CMSC_INVALID_ARGUMENT);

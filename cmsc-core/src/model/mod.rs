@@ -11,7 +11,7 @@ pub(crate) use damping::{Damping, Parts};
 pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
 pub(crate) use pins::Pins;
 
-use crate::collision::Colliders;
+use crate::collision::{Colliders, MeshColliders, SelfCollision};
 use crate::coulomb::{coulomb_energy, FieldMethod};
 use crate::energy::Energies;
 use crate::fields::{gravity_energy, ExternalField};
@@ -34,6 +34,10 @@ pub struct Model {
     pub(crate) colliders: Colliders,
     /// The vertices' parts (objects), each damped relative to its own motion.
     pub(crate) parts: Parts,
+    /// Triangle-mesh obstacles.
+    pub(crate) mesh_colliders: MeshColliders,
+    /// Self-collision of the simulated mesh, if on.
+    pub(crate) self_collision: Option<SelfCollision>,
     /// Softening length used when [`Softening::Auto`] is selected (m), fixed at creation from
     /// the rest mesh.
     pub(crate) auto_softening: Real,
@@ -50,6 +54,8 @@ impl Model {
             external: ExternalField::default(),
             colliders: Colliders { ground: params.ground_height, spheres: vec![] },
             parts: Parts::default(),
+            mesh_colliders: MeshColliders::default(),
+            self_collision: None,
             auto_softening: auto_softening(x, &springs),
             params,
             mass,
@@ -95,6 +101,16 @@ impl Model {
     /// The obstacles.
     pub fn colliders(&self) -> &Colliders {
         &self.colliders
+    }
+
+    /// The triangle-mesh obstacles.
+    pub fn mesh_colliders(&self) -> &MeshColliders {
+        &self.mesh_colliders
+    }
+
+    /// Self-collision settings, if on.
+    pub fn self_collision(&self) -> Option<&SelfCollision> {
+        self.self_collision.as_ref()
     }
 
     /// The softening length `ε` in force (m), see [`Softening`].

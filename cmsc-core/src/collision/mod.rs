@@ -1,6 +1,17 @@
 //! Collisions by projection (Liu 2013 §4.1): a vertex that ends a step inside an obstacle is
 //! moved to its surface, its velocity into the obstacle is removed (perfectly inelastic), and
 //! its tangential motion is scaled by `1 − friction`.
+//!
+//! Three kinds of contact, applied in this order after the integrator and pins (step.rs):
+//! self-collision of the simulated mesh ([`SelfCollision`]), the ground and spheres
+//! ([`Colliders`], here), and triangle-mesh obstacles ([`MeshColliders`]); the obstacles come
+//! last so that no simulated vertex ends a step inside one.
+
+mod mesh;
+mod self_contact;
+
+pub use mesh::{MeshCollider, MeshColliders, CONTACT_EPSILON, PASSES as MESH_PASSES};
+pub use self_contact::{SelfCollision, PASSES as SELF_PASSES};
 
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};

@@ -1,0 +1,461 @@
+//! Triangle-mesh obstacles; the method, momentum and energy are documented on [`MeshColliders`].
+
+use parry3d_f64::math::Point;
+use parry3d_f64::query::{PointQuery, Ray};
+use parry3d_f64::shape::{CompositeShapeRef, FeatureId, TriMesh, TriMeshFlags};
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::math::{is_finite3, Real, Vec3};
+
+/// How many times a vertex is moved off the surface after its first contact, for points near
+/// corners or between close faces (each pass moves it off the nearest face). 4: a vertex in the
+/// corner of a box touches at most 3 faces.
+pub const PASSES: usize = 4;
+
+/// Extra separation added to every placement (m): 1 nm, far below anything visible and 10⁶
+/// times the rounding of `f64` coordinates near 1 m, so that a vertex placed at distance
+/// `thickness = 0` still tells which side it is on at the next step.
+pub const CONTACT_EPSILON: Real = 1e-9;
+
+/// One triangle-mesh obstacle.
+#[derive(Clone)]
+pub struct MeshCollider {
+    /// The triangles at their current positions (the end of the next step), with their BVH.
+    mesh: TriMesh,
+    /// `X_{t+1} − X_t` per vertex of `mesh` (m) after the last move.
+    displacement: Vec<Vec3>,
+    /// Indices into the shared vertex array of the mesh's own vertices (for moves).
+    global: Vec<u32>,
+    /// Contact distance (m), `>= 0`.
+    pub thickness: Real,
+    /// Friction in `[0, 1]`: the fraction of tangential motion removed on contact.
+    pub friction: Real,
+    /// Every edge is shared by exactly two triangles: the mesh bounds a volume, inside which no
+    /// vertex may end a step.
+    closed: bool,
+    /// The largest `|X_{t+1} − X_t|` (m).
+    max_displacement: Real,
+}
+
+impl std::fmt::Debug for MeshCollider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MeshCollider")
+            .field("triangles", &self.mesh.num_triangles())
+            .field("vertices", &self.global.len())
+            .field("thickness", &self.thickness)
+            .field("friction", &self.friction)
+            .field("closed", &self.closed)
+            .finish()
+    }
+}
+
+/// Triangle-mesh obstacles: static, moved or deforming surfaces that vertices cannot pass
+/// through, projected like the ground and spheres ([Liu 2013](crate#references) §4.1).
+///
+/// For every free vertex `i`, after the integrator and pins, with `x_t` its position at the
+/// start of the step and `p = x_{t+1}` the integrator's end position, against each mesh in turn:
+///
+/// 1. **Frame of the obstacle.** The obstacle's velocity `u` near `p` is the barycentric
+///    interpolation of its vertices' velocities `(X_{t+1} − X_t)/h` over the closest triangle
+///    (zero when it was not moved before this step). The start point in the obstacle's frame at
+///    the end of the step is `s = x_t + h u`: a vertex resting on a moving obstacle is carried
+///    with it.
+/// 2. **Crossing (continuous).** A ray from `s` to `p` is cast against the triangles (parry's
+///    BVH). If it hits, `p` is placed on the hit triangle's plane at distance `thickness` on the
+///    side of `s`: thin obstacles (a plane, a cloth-like sheet) are not tunnelled through at any
+///    step size.
+/// 3. **Proximity and inside.** If `p` is within `thickness` of the surface, or inside a closed
+///    mesh (pseudo-normal test, `TriMeshFlags::ORIENTED`), it is moved along the direction from
+///    its closest surface point to distance `thickness` outside (up to [`PASSES`] times, for
+///    corners where moving off one face lands near another).
+/// 4. **Response** (as [`super::Colliders::project`]): with `n` the contact normal, the
+///    tangential part of `p − s` is scaled by `1 − friction`; of the velocity relative to the
+///    obstacle `v − u`, the normal component into the obstacle is removed (perfectly inelastic)
+///    and the tangential component is scaled by `1 − friction`.
+///
+/// ## Momentum and energy
+/// The obstacle has infinite mass: the projection applies an impulse `m_i Δv_i` on every
+/// touching vertex and nothing on the obstacle, so the system's linear and angular momentum are
+/// not conserved while in contact (as with the ground). Relative to the obstacle the contact is
+/// perfectly inelastic: the normal relative kinetic energy `½ m (n·(v − u))²` of every impacting
+/// vertex is dissipated, and friction dissipates a fraction of the tangential one. A moving
+/// obstacle does work on the vertices it pushes (it can add energy: a rising plate lifts a
+/// cloth); the projection's normal displacement can add potential (gravity, spring) energy.
+///
+/// Units: metres, seconds; positions in the world frame.
+///
+/// The triangle-mesh obstacles of a scene, and the step after which their last move applies.
+#[derive(Debug, Clone, Default)]
+pub struct MeshColliders {
+    /// The obstacles.
+    pub(crate) meshes: Vec<MeshCollider>,
+    /// Number of vertices in the shared array they were set with.
+    pub(crate) n_vertices: usize,
+    /// The step (count of completed steps) whose end the last move's positions are for; the
+    /// obstacles are still during other steps.
+    pub(crate) moved_for_step: Option<u64>,
+}
+
+/// Unit normal of a triangle, or `None` if its area is zero (relative to its longest edge).
+pub(crate) fn triangle_normal(a: &Vec3, b: &Vec3, c: &Vec3) -> Option<Vec3> {
+    let cross = (b - a).cross(&(c - a));
+    let longest = (b - a).norm_squared().max((c - b).norm_squared()).max((a - c).norm_squared());
+    // 1e-12: a sliver whose height is 10⁻¹² of its longest edge is degenerate in f64 normals
+    (cross.norm() > 1e-12 * longest).then(|| cross.normalize())
+}
+
+/// Validates triangles (in range, three distinct corners, non-zero area) against `vertices`.
+pub(crate) fn check_triangles(name: &'static str, triangles: &[[u32; 3]], vertices: &[Vec3]) -> Result<()> {
+    let n = vertices.len();
+    for (t, tri) in triangles.iter().enumerate() {
+        if let Some(&i) = tri.iter().find(|&&i| i as usize >= n) {
+            return Err(Error::invalid(name, Some(t), format!("vertex index {i} is out of range (n = {n})")));
+        }
+        let [a, b, c] = tri.map(|i| vertices[i as usize]);
+        if tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2] || triangle_normal(&a, &b, &c).is_none() {
+            return Err(Error::invalid(name, Some(t), format!("{tri:?} is degenerate (zero area)")));
+        }
+    }
+    Ok(())
+}
+
+fn point(v: &Vec3) -> Point<Real> {
+    Point::from(*v)
+}
+
+/// Every edge shared by exactly two triangles.
+fn is_closed(triangles: &[[u32; 3]]) -> bool {
+    let mut edges: Vec<(u32, u32)> = triangles
+        .iter()
+        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+        .map(|(a, b)| (a.min(b), a.max(b)))
+        .collect();
+    edges.sort_unstable();
+    edges.chunk_by(|a, b| a == b).all(|run| run.len() == 2)
+}
+
+impl MeshColliders {
+    /// Validates and builds mesh obstacles from one shared vertex array and one triangle array;
+    /// mesh `k` owns triangles `first_triangle[k] .. first_triangle[k + 1]`.
+    ///
+    /// # Arguments
+    /// * `vertices` — (m), world frame; `triangles` — indices into `vertices`.
+    /// * `first_triangle` — `thickness.len() + 1` non-decreasing offsets from 0 to
+    ///   `triangles.len()` (may be empty when there are no meshes); a mesh with no triangles
+    ///   collides with nothing.
+    /// * `thickness` — contact distance per mesh (m, `>= 0`); `friction` — per mesh, `[0, 1]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the argument: non-finite vertices, out-of-range or
+    /// degenerate triangles, offsets that do not match or decrease, negative or
+    /// non-finite thickness, friction outside `[0, 1]`.
+    pub fn new(
+        vertices: &[Vec3],
+        triangles: &[[u32; 3]],
+        first_triangle: &[u32],
+        thickness: &[Real],
+        friction: &[Real],
+    ) -> Result<Self> {
+        let k = thickness.len();
+        if friction.len() != k {
+            return Err(Error::invalid(
+                "friction",
+                None,
+                format!("{} values for {k} meshes", friction.len()),
+            ));
+        }
+        if let Some(i) = vertices.iter().position(|p| !is_finite3(p)) {
+            return Err(Error::invalid("vertices", Some(i), "is NaN or infinite"));
+        }
+        check_offsets(first_triangle, k, triangles.len())?;
+        check_triangles("triangles", triangles, vertices)?;
+        if let Some(i) = thickness.iter().position(|t| !(t.is_finite() && *t >= 0.0)) {
+            return Err(Error::invalid(
+                "thickness",
+                Some(i),
+                format!("{} is not a finite distance >= 0 m", thickness[i]),
+            ));
+        }
+        if let Some(i) = friction.iter().position(|f| !(0.0..=1.0).contains(f)) {
+            return Err(Error::invalid("friction", Some(i), format!("{} is not in [0, 1]", friction[i])));
+        }
+        let mut meshes = Vec::with_capacity(k);
+        for m in 0..k {
+            let own = &triangles[first_triangle[m] as usize..first_triangle[m + 1] as usize];
+            // a mesh with no triangles collides with nothing
+            if !own.is_empty() {
+                meshes.push(MeshCollider::new(vertices, own, thickness[m], friction[m])?);
+            }
+        }
+        Ok(MeshColliders { meshes, n_vertices: vertices.len(), moved_for_step: None })
+    }
+
+    /// The obstacles.
+    pub fn meshes(&self) -> &[MeshCollider] {
+        &self.meshes
+    }
+
+    /// A copy moved to `vertices` (the shared array, same count and order as set), positions at
+    /// the end of the step numbered `step`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`vertices`) on a count mismatch, a non-finite coordinate or a
+    /// triangle that the move makes degenerate.
+    pub fn moved(&self, vertices: &[Vec3], step: u64) -> Result<Self> {
+        if vertices.len() != self.n_vertices {
+            return Err(Error::invalid(
+                "vertices",
+                None,
+                format!(
+                    "has {} vertices, the mesh colliders were set with {}",
+                    vertices.len(),
+                    self.n_vertices
+                ),
+            ));
+        }
+        if let Some(i) = vertices.iter().position(|p| !is_finite3(p)) {
+            return Err(Error::invalid("vertices", Some(i), "is NaN or infinite"));
+        }
+        let meshes = self.meshes.iter().map(|m| m.moved(vertices)).collect::<Result<_>>()?;
+        Ok(MeshColliders { meshes, n_vertices: self.n_vertices, moved_for_step: Some(step) })
+    }
+
+    /// Projects every non-pinned vertex out of every mesh (stages 1–4 of the [`MeshColliders`]
+    /// docs).
+    ///
+    /// # Arguments
+    /// * `x_old` — positions at the start of the step (m); `x` — end-of-step positions (m),
+    ///   projected in place; `v` — end-of-step velocities (m/s), corrected in place.
+    /// * `pinned` — vertices to leave alone; `h` — the step (s); `step` — the number of the
+    ///   step being taken (completed steps before it).
+    ///
+    /// Returns the number of vertices in contact.
+    pub fn project(
+        &self,
+        x_old: &[Vec3],
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+        pinned: &[bool],
+        h: Real,
+        step: u64,
+    ) -> usize {
+        if self.meshes.is_empty() {
+            return 0;
+        }
+        let moving = self.moved_for_step == Some(step);
+        x.par_iter_mut()
+            .zip(v.par_iter_mut())
+            .enumerate()
+            .filter(|(i, _)| !pinned[*i])
+            .map(|(i, (p, vi))| {
+                let mut touched = false;
+                for m in &self.meshes {
+                    touched |= m.project_vertex(x_old[i], p, vi, h, moving);
+                }
+                touched as usize
+            })
+            .sum()
+    }
+}
+
+fn check_offsets(first: &[u32], k: usize, n_triangles: usize) -> Result<()> {
+    if k == 0 {
+        return if n_triangles == 0 {
+            Ok(())
+        } else {
+            Err(Error::invalid("first_triangle", None, format!("no meshes but {n_triangles} triangles")))
+        };
+    }
+    if first.len() != k + 1 {
+        return Err(Error::invalid(
+            "first_triangle",
+            None,
+            format!("has {} offsets, expected {}", first.len(), k + 1),
+        ));
+    }
+    if first[0] != 0 {
+        return Err(Error::invalid("first_triangle", Some(0), format!("is {}, expected 0", first[0])));
+    }
+    if first[k] as usize != n_triangles {
+        return Err(Error::invalid(
+            "first_triangle",
+            Some(k),
+            format!("is {}, expected n_triangles = {n_triangles}", first[k]),
+        ));
+    }
+    match first.windows(2).position(|w| w[1] < w[0]) {
+        Some(m) => Err(Error::invalid(
+            "first_triangle",
+            Some(m + 1),
+            format!("offsets must not decrease ({} then {})", first[m], first[m + 1]),
+        )),
+        None => Ok(()),
+    }
+}
+
+impl MeshCollider {
+    /// One obstacle from its triangles (indices into the shared `vertices`, already checked).
+    fn new(vertices: &[Vec3], triangles: &[[u32; 3]], thickness: Real, friction: Real) -> Result<Self> {
+        let mut global: Vec<u32> = triangles.iter().flatten().copied().collect();
+        global.sort_unstable();
+        global.dedup();
+        let local = |g: u32| global.binary_search(&g).expect("every corner is in `global`") as u32;
+        let mut indices: Vec<[u32; 3]> = triangles.iter().map(|t| t.map(local)).collect();
+        let closed = is_closed(&indices);
+        let pts: Vec<Point<Real>> = global.iter().map(|&g| point(&vertices[g as usize])).collect();
+        // the inside test needs outward normals: a closed mesh with negative signed volume
+        // Σ a·(b × c)/6 is wound inward, and is turned
+        let volume: Real = indices
+            .iter()
+            .map(|t| t.map(|i| pts[i as usize].coords))
+            .map(|[a, b, c]| a.dot(&b.cross(&c)))
+            .sum();
+        if closed && volume < 0.0 {
+            indices.iter_mut().for_each(|t| t.swap(1, 2));
+        }
+        let mesh = build(pts, indices, closed)?;
+        let displacement = vec![Vec3::zeros(); global.len()];
+        Ok(MeshCollider { mesh, displacement, global, thickness, friction, closed, max_displacement: 0.0 })
+    }
+
+    fn moved(&self, vertices: &[Vec3]) -> Result<Self> {
+        let pts: Vec<Point<Real>> = self.global.iter().map(|&g| point(&vertices[g as usize])).collect();
+        for (t, tri) in self.mesh.indices().iter().enumerate() {
+            let [a, b, c] = tri.map(|i| pts[i as usize].coords);
+            if triangle_normal(&a, &b, &c).is_none() {
+                let g = tri.map(|i| self.global[i as usize]);
+                return Err(Error::invalid(
+                    "vertices",
+                    Some(t),
+                    format!("the move makes triangle {g:?} degenerate"),
+                ));
+            }
+        }
+        let displacement: Vec<Vec3> =
+            pts.iter().zip(self.mesh.vertices()).map(|(new, old)| new - old).collect();
+        let max_displacement = displacement.iter().map(|d| d.norm()).fold(0.0, Real::max);
+        let mesh = build(pts, self.mesh.indices().to_vec(), self.closed)?;
+        Ok(MeshCollider { mesh, displacement, max_displacement, global: self.global.clone(), ..*self })
+    }
+
+    /// Whether the mesh bounds a volume (every edge shared by two triangles).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Number of triangles.
+    pub fn n_triangles(&self) -> usize {
+        self.mesh.num_triangles()
+    }
+
+    /// The obstacle's velocity (m/s) at the closest surface point to `p` within `reach`.
+    fn velocity_near(&self, p: &Vec3, reach: Real, h: Real) -> Vec3 {
+        let near =
+            CompositeShapeRef(&self.mesh).project_local_point_and_get_location(&point(p), reach, false);
+        let Some((tri, (_, location))) = near else { return Vec3::zeros() };
+        let w = location.barycentric_coordinates().unwrap_or([1.0 / 3.0; 3]);
+        let idx = self.mesh.indices()[tri as usize];
+        (0..3).map(|k| self.displacement[idx[k] as usize] * w[k]).sum::<Vec3>() / h
+    }
+
+    /// Stages 1–4 of the [`MeshColliders`] docs for one vertex; returns whether it touched.
+    fn project_vertex(&self, x_old: Vec3, p: &mut Vec3, v: &mut Vec3, h: Real, moving: bool) -> bool {
+        let d = self.thickness + CONTACT_EPSILON;
+        let drift = if moving { self.max_displacement } else { 0.0 };
+        let lo = x_old.inf(p) - Vec3::repeat(d + drift);
+        let hi = x_old.sup(p) + Vec3::repeat(d + drift);
+        let bounds = self.mesh.local_aabb();
+        if (0..3).any(|k| hi[k] < bounds.mins[k] || lo[k] > bounds.maxs[k]) {
+            return false;
+        }
+        let u = if moving && drift > 0.0 {
+            self.velocity_near(p, (*p - x_old).norm() + d + drift, h)
+        } else {
+            Vec3::zeros()
+        };
+        let s = x_old + u * h;
+        let mut normal = None;
+        // 2. crossing: the path s → p through a triangle
+        let dir = *p - s;
+        if dir.norm_squared() > 0.0 {
+            let ray = Ray::new(point(&s), dir);
+            if let Some((tri, hit)) =
+                CompositeShapeRef(&self.mesh).cast_local_ray_and_get_normal(&ray, 1.0, false)
+            {
+                let n = self.face_normal(tri);
+                let q = s + dir * hit.time_of_impact;
+                let side = (s - q).dot(&n);
+                // on the plane at the start (rounding): it came from the side opposite its motion
+                let sign = if side != 0.0 { side.signum() } else { -dir.dot(&n).signum() };
+                if sign != 0.0 {
+                    let n = n * sign;
+                    *p = q + n * d;
+                    normal = Some(n);
+                }
+            }
+        }
+        // 3. proximity and inside
+        if let Some(n) = self.push_out(p) {
+            normal = normal.or(Some(n));
+        }
+        let Some(n) = normal else { return false };
+        // 4. response, relative to the obstacle
+        let disp = *p - s;
+        *p -= (disp - n * n.dot(&disp)) * self.friction;
+        let rel = *v - u;
+        let vn = n.dot(&rel);
+        *v = u + n * vn.max(0.0) + (rel - n * vn) * (1.0 - self.friction);
+        // friction may have moved it back within reach of a face
+        self.push_out(p);
+        true
+    }
+
+    /// Moves `p` to distance `thickness` outside if it is closer or inside (up to [`PASSES`]
+    /// times); returns the normal of the first move.
+    fn push_out(&self, p: &mut Vec3) -> Option<Vec3> {
+        let d = self.thickness + CONTACT_EPSILON;
+        let mut first = None;
+        for _ in 0..PASSES {
+            let (proj, feature) = self.mesh.project_local_point_and_get_feature(&point(p));
+            let inside = self.closed && proj.is_inside;
+            let r = *p - proj.point.coords;
+            let dist = r.norm();
+            // `d` itself counts as touching: `p` was placed there and stays put
+            if !inside && dist >= self.thickness {
+                break;
+            }
+            let n = if dist > 0.0 {
+                if inside {
+                    -r / dist
+                } else {
+                    r / dist
+                }
+            } else {
+                self.feature_normal(feature)
+            };
+            *p = proj.point.coords + n * d;
+            first = first.or(Some(n));
+        }
+        first
+    }
+
+    fn face_normal(&self, tri: u32) -> Vec3 {
+        let [a, b, c] = self.mesh.indices()[tri as usize].map(|i| self.mesh.vertices()[i as usize].coords);
+        triangle_normal(&a, &b, &c).unwrap_or_else(Vec3::z)
+    }
+
+    fn feature_normal(&self, feature: FeatureId) -> Vec3 {
+        match feature {
+            FeatureId::Face(f) => self.face_normal(f % self.mesh.num_triangles() as u32),
+            _ => self.mesh.feature_normal(feature).map(|n| n.into_inner()).unwrap_or_else(Vec3::z),
+        }
+    }
+}
+
+/// A parry `TriMesh` (with its BVH); closed meshes are `ORIENTED` for inside tests.
+fn build(pts: Vec<Point<Real>>, indices: Vec<[u32; 3]>, closed: bool) -> Result<TriMesh> {
+    let flags = if closed { TriMeshFlags::ORIENTED } else { TriMeshFlags::empty() };
+    TriMesh::with_flags(pts, indices, flags)
+        .map_err(|e| Error::invalid("triangles", None, format!("cannot build the collider mesh: {e}")))
+}

