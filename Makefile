@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo demo-torus test lint doc unit ctest pytest addon blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
+.PHONY: all demo demo-torus test lint doc unit ctest pytest addon addon-linux cross-tools package-check wine-smoke blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
 
 all: demo
 
@@ -16,7 +16,7 @@ toolchain:
 ## installs the add-on, builds a charged jellyfish with keyframed tentacle charges and a moving
 ## external charge, bakes it, and writes $(OUT)/demo.blend, $(OUT)/demo.pc2 and
 ## $(OUT)/demo_contact_sheet.png (Cycles renders of frames 1, 32, 64, 96).
-demo: toolchain .venv-blender/.installed addon
+demo: toolchain .venv-blender/.installed addon-linux
 	$(CARGO) build --release --workspace
 	rm -rf target/blender-demo
 	BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-demo .venv-blender/bin/python demo/make_demo.py $(OUT) $(ADDON_ZIP)
@@ -27,7 +27,7 @@ demo-torus:
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier
-test: lint doc unit ctest pytest blender-test validate-smoke fuzz-check
+test: lint doc unit ctest pytest blender-test package-check validate-smoke fuzz-check
 
 ## lint: rustfmt and clippy over the Rust code (clippy also holds it to rust-version), that
 ## rust-version is true for every locked dependency (tests/check_msrv.py), and ruff (ruff.toml)
@@ -42,7 +42,7 @@ lint: toolchain .venv-ruff/.installed
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	python3 tests/check_msrv.py
-	.venv-ruff/bin/ruff check blender_addon tests
+	.venv-ruff/bin/ruff check blender_addon tests tools
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
@@ -79,27 +79,102 @@ pytest: .venv/.installed
 	$(CARGO) build -p cmsc-ffi
 	CMSC_LIB=$(CURDIR)/target/debug/libcmsc.so .venv/bin/python -m pytest -q tests/python
 
-## addon: dist/cmsc-<version>-linux-x86_64.zip, the add-on with libcmsc.so inside. The library
-## is linked against glibc 2.28 (what official Blender builds require) with cargo-zigbuild and
-## zig from PyPI (ziglang), both pinned and installed here; the build fails if any symbol
-## needs a newer glibc.
-ADDON_ZIP := dist/cmsc-0.1.0-linux-x86_64.zip
-ZIG_LIB := target/zig/x86_64-unknown-linux-gnu/release/libcmsc.so
+## addon: dist/cmsc-<version>-<platform>.zip for each platform Blender 4.2+ extensions support
+## (linux-x64, windows-x64, macos-arm64, macos-x64), each with its own manifest listing that
+## platform alone and only its library (tools/package_addon.py). One cargo invocation per target:
+## - Linux: libcmsc.so linked against glibc 2.28 (what official Blender builds require) with
+##   cargo-zigbuild and zig from PyPI (ziglang), both pinned and installed here; the build fails if
+##   any symbol needs a newer glibc.
+## - Windows: cmsc.dll for x86_64-pc-windows-gnu, linked by Debian's MinGW-w64 gcc (the target's
+##   own linker, which honours rustc's list of exports; cargo-zigbuild drops it and exports every
+##   internal symbol); it needs only system DLLs.
+## - macOS: libcmsc.dylib for arm64 and x86_64 with cargo-zigbuild, MACOSX_DEPLOYMENT_TARGET=11.0
+##   (Blender 4.2 runs on macOS 11.2; a library built for a newer minimum fails to load there).
+##   zig's Mach-O linker ignores rustc's -exported_symbols_list, so fat LTO (MAC_EXPORTS) makes
+##   every symbol but the C ABI's internal before linking; cargo skips LTO when the crate types
+##   include rlib, hence `cargo rustc --crate-type cdylib`, which takes one target at a time. The
+##   install name is @rpath/libcmsc.dylib, not a path of this machine.
+## The cross builds carry no debug info and no symbol table (CROSS_PROFILE): smaller zips.
+VERSION   := 0.1.0
+ADDON_ZIP := dist/cmsc-$(VERSION)-linux-x64.zip
+ZIG_LIB   := target/zig/x86_64-unknown-linux-gnu/release/libcmsc.so
+WIN_LIB   := target/cross/x86_64-pc-windows-gnu/release/cmsc.dll
+MAC_ARM_LIB := target/cross/aarch64-apple-darwin/release/libcmsc.dylib
+MAC_X64_LIB := target/cross/x86_64-apple-darwin/release/libcmsc.dylib
+CROSS_PROFILE := CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols
+MAC_RPATH_NAME := -C link-arg=-Wl,-install_name,@rpath/libcmsc.dylib
+MAC_EXPORTS := CARGO_PROFILE_RELEASE_LTO=fat CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="$(MAC_RPATH_NAME)" \
+	CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="$(MAC_RPATH_NAME)"
+CROSS_TARGETS := x86_64-pc-windows-gnu aarch64-apple-darwin x86_64-apple-darwin
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
 .venv-zig/.installed:
 	test -x .venv-zig/bin/python || python3 -m venv .venv-zig
 	.venv-zig/bin/pip install -q ziglang==0.17.1
 	command -v cargo-zigbuild >/dev/null || $(CARGO) install cargo-zigbuild --version 0.24.1 --locked
 	touch $@
 
-addon: .venv-zig/.installed
+## cross-tools: the Rust standard libraries of the cross targets, and from Debian's packages
+## MinGW-w64 (the Windows linker and C compiler) and Wine (for wine-smoke); a no-op when present
+cross-tools:
+	@rustup target list --installed | grep -qx x86_64-apple-darwin \
+		&& rustup target list --installed | grep -qx aarch64-apple-darwin \
+		&& rustup target list --installed | grep -qx x86_64-pc-windows-gnu \
+		|| rustup target add $(CROSS_TARGETS)
+	@command -v x86_64-w64-mingw32-gcc >/dev/null && test -x /usr/lib/wine/wine64 \
+		|| ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc-mingw-w64-x86-64 wine64)
+
+addon: addon-linux cross-tools
+	$(CROSS_PROFILE) CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
+		$(CARGO) build --release -p cmsc-ffi --target x86_64-pc-windows-gnu --target-dir target/cross
+	for t in aarch64-apple-darwin x86_64-apple-darwin; do \
+		$(CROSS_PROFILE) $(MAC_EXPORTS) MACOSX_DEPLOYMENT_TARGET=11.0 PATH=$(CURDIR)/.venv-zig/bin:$$PATH \
+		cargo-zigbuild rustc --release -p cmsc-ffi --lib --crate-type cdylib --target $$t --target-dir target/cross \
+		|| exit 1; done
+	python3 tools/package_addon.py dist windows-x64=$(WIN_LIB) macos-arm64=$(MAC_ARM_LIB) macos-x64=$(MAC_X64_LIB)
+
+## addon-linux: the Linux zip alone, $(ADDON_ZIP) (what demo and bench-bake install); it removes
+## every other zip from dist/, so that none of an older version or naming stays behind
+addon-linux: .venv-zig/.installed
 	PATH=$(CURDIR)/.venv-zig/bin:$$PATH $(CARGO) zigbuild --release -p cmsc-ffi \
 		--target x86_64-unknown-linux-gnu.2.28 --target-dir target/zig
 	python3 tests/check_glibc.py $(ZIG_LIB) 2.28
-	rm -rf target/addon && mkdir -p target/addon/cmsc/lib dist
-	cp -r blender_addon/__init__.py blender_addon/blender_manifest.toml blender_addon/sim blender_addon/ui target/addon/cmsc/
-	cp $(ZIG_LIB) target/addon/cmsc/lib/
-	find target/addon -name __pycache__ -prune -exec rm -rf {} +
-	rm -f $(ADDON_ZIP) && cd target/addon && python3 -m zipfile -c ../../$(ADDON_ZIP) cmsc
+	rm -f dist/cmsc-*.zip
+	python3 tools/package_addon.py dist linux-x64=$(ZIG_LIB)
+
+## package-check: every zip's name, manifest, file list, and its library's format, architecture,
+## exports (every cmsc_* function of include/cmsc.h, nothing else), dependencies and minimum
+## macOS (tests/check_package.py, LIEF pinned from PyPI in .venv-lief); that the check does fail
+## on a DLL without the C ABI that exports something else (the Wine stand-in); then wine-smoke
+LIEF := lief==0.17.6
+.venv-lief/.installed:
+	test -x .venv-lief/bin/python || python3 -m venv .venv-lief
+	.venv-lief/bin/pip install -q $(LIEF)
+	touch $@
+
+package-check: .venv-lief/.installed addon wine-smoke
+	.venv-lief/bin/python tests/check_package.py dist
+	! .venv-lief/bin/python tests/check_package.py --library windows-x64 target/wine/bcryptprimitives.dll \
+		> target/wine/negative.log 2>&1
+	grep -q "does not export .*cmsc_step" target/wine/negative.log
+	grep -q "not in include/cmsc.h: ProcessPrng" target/wine/negative.log
+
+## wine-smoke: the Windows DLL from the windows-x64 zip runs tests/c/smoke.c (cross-compiled with
+## MinGW-w64) under Wine 8 from Debian's packages. Wine 8 lacks bcryptprimitives.dll (Rust's std
+## imports ProcessPrng from it; Windows 10+ has it), so a test-only stand-in built from
+## tests/wine/bcryptprimitives.c sits beside the DLL; it never goes into a zip.
+WINE := /usr/lib/wine/wine64
+wine-smoke: addon
+	rm -rf target/wine/run && mkdir -p target/wine/run
+	cd target/wine/run && python3 -m zipfile -e ../../../dist/cmsc-$(VERSION)-windows-x64.zip . && mv cmsc/lib/cmsc.dll .
+	x86_64-w64-mingw32-gcc -shared -O2 -Wall -Wextra -Werror tests/wine/bcryptprimitives.c -ladvapi32 \
+		-o target/wine/bcryptprimitives.dll
+	cp target/wine/bcryptprimitives.dll target/wine/run/
+	x86_64-w64-mingw32-gcc -std=c99 -Wall -Wextra -Werror -Iinclude tests/c/smoke.c target/wine/run/cmsc.dll \
+		-o target/wine/run/smoke.exe
+	WINEPREFIX=$(CURDIR)/target/wine/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" \
+		$(WINE) target/wine/run/smoke.exe > target/wine/smoke.log; rc=$$?; tr -d '\r' < target/wine/smoke.log; test $$rc = 0
+	tr -d '\r' < target/wine/smoke.log | grep -qx PASS
 
 ## blender-test: real Blender (bpy 4.5 LTS from PyPI in .venv-blender): install the zip as a
 ## user would, build scenes, bake, check what Blender evaluates
@@ -150,7 +225,7 @@ bench-fmm3d:
 ## bench-bake: bake time in real Blender (simulation vs Blender I/O) next to Blender's Cloth bake
 ## of the same mesh, and the live preview's cost per frame; writes $(OUT)/bench/bake.md (AUTO at
 ## both sizes, the exact DIRECT sum at 10K only; 100K vertices with 10 frames: slow on 2 cores)
-bench-bake: .venv-blender/.installed addon
+bench-bake: .venv-blender/.installed addon-linux
 	.venv-blender/bin/python tests/bench/bake_benchmark.py --verts 10000,100000 --frames 250,10 --methods AUTO,DIRECT --out $(OUT)/bench/bake.md
 
 ## fuzz-check: type-checks the fuzz target (its own workspace, not built by the others) so that

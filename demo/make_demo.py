@@ -21,7 +21,7 @@ import bmesh
 import numpy as np
 
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "out")
-ZIP = sys.argv[2] if len(sys.argv) > 2 else "dist/cmsc-0.1.0-linux-x86_64.zip"
+ZIP = sys.argv[2] if len(sys.argv) > 2 else "dist/cmsc-0.1.0-linux-x64.zip"
 TENTACLES, FRAMES, RENDER_FRAMES = 6, 96, (1, 32, 64, 96)
 
 

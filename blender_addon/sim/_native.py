@@ -1,9 +1,17 @@
 """Finds and loads libcmsc with ctypes, declares every symbol once, and turns statuses into
-exceptions. The add-on loads the library only from its own `lib/` folder; tests pass the path
-of a freshly built `target/` library explicitly."""
+exceptions. The add-on loads the library only from its own `lib/` folder (by absolute path,
+never through PATH or the system's search), picking the file for this platform; tests pass the
+path of a freshly built `target/` library explicitly.
+
+A loaded library is never unloaded: rayon's worker threads and the library's thread-locals
+outlive any call into it, so unloading it under them would crash. It stays loaded until the
+process (Blender) exits; on Windows the DLL file also stays locked until then, so an updated
+add-on takes effect after a restart."""
 
 import ctypes
 import os
+import platform
+import sys
 import threading
 
 from .errors import BY_STATUS, CmscError, LibraryError, UnavailableError
@@ -11,7 +19,77 @@ from .errors import BY_STATUS, CmscError, LibraryError, UnavailableError
 #: The C ABI version this wrapper is written against (CMSC_ABI_VERSION of include/cmsc.h).
 ABI_VERSION = 1
 
-LIB_NAME = "libcmsc.so"
+#: Blender's extension platform tag -> the library file the add-on ships in `lib/` for it.
+LIBRARY_FILES = {
+    "linux-x64": "libcmsc.so",
+    "windows-x64": "cmsc.dll",
+    "macos-arm64": "libcmsc.dylib",
+    "macos-x64": "libcmsc.dylib",
+}
+
+
+def platform_tag(system=None, machine=None):
+    """This process's platform as Blender's extension tag (`linux-x64`, `windows-x64`,
+    `macos-arm64`, `macos-x64`), or e.g. `linux-arm64` for one cmsc does not ship."""
+    system = sys.platform if system is None else system
+    machine = (platform.machine() if machine is None else machine).lower()
+    os_name = "windows" if system.startswith("win") else "macos" if system == "darwin" else system
+    if os_name.startswith("linux"):
+        os_name = "linux"
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
+    return f"{os_name}-{arch}"
+
+
+#: The library file for this platform (the Linux name where cmsc ships no library).
+LIB_NAME = LIBRARY_FILES.get(platform_tag(), "libcmsc.so")
+
+_ELF_MACHINES = {0x3E: "x86-64", 0xB7: "arm64", 0x03: "x86"}
+_PE_MACHINES = {0x8664: "x86-64", 0xAA64: "arm64", 0x14C: "x86"}
+_MACHO_CPUS = {0x01000007: "x86-64", 0x0100000C: "arm64"}
+_ARCH_OF_TAG = {"x64": "x86-64", "arm64": "arm64"}
+
+
+def describe_binary(path):
+    """What kind of library the file at `path` is, from its header: e.g. "a Mach-O arm64
+    library", or None if it is none of ELF, PE or (thin) Mach-O."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    if head[:4] == b"\x7fELF" and len(head) >= 20:
+        machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+        return f"an ELF (Linux) {_ELF_MACHINES.get(machine, hex(machine))} library"
+    if head[:4] in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe") and len(head) >= 8:
+        cpu = int.from_bytes(head[4:8], "little")
+        return f"a Mach-O (macOS) {_MACHO_CPUS.get(cpu, hex(cpu))} library"
+    if head[:2] == b"MZ" and len(head) >= 64:
+        pe = int.from_bytes(head[60:64], "little")
+        if head[pe : pe + 4] == b"PE\0\0":
+            machine = int.from_bytes(head[pe + 4 : pe + 6], "little")
+            return f"a PE (Windows) {_PE_MACHINES.get(machine, hex(machine))} library"
+    return None
+
+
+def _expected_binary(tag):
+    """The `describe_binary` text of a library built for platform `tag`."""
+    os_name, _, arch = tag.partition("-")
+    kind = {"linux": "an ELF (Linux)", "windows": "a PE (Windows)", "macos": "a Mach-O (macOS)"}.get(os_name)
+    return f"{kind} {_ARCH_OF_TAG.get(arch, arch)} library" if kind else None
+
+
+def _load_problem(path, error):
+    """Why the file at `path` did not load: its platform or architecture when that is the
+    cause, else the loader's own message."""
+    here = platform_tag()
+    found = describe_binary(path)
+    wanted = _expected_binary(here)
+    if found is not None and wanted is not None and found != wanted:
+        return (
+            f"cannot load {path}: it is {found}, this Blender runs on {here}; "
+            f"install the cmsc add-on zip for {here} (cmsc-<version>-{here}.zip)"
+        )
+    return f"cannot load {path}: {error}"
 
 
 class CmscParams(ctypes.Structure):
@@ -141,11 +219,12 @@ def load(path):
         if path in _loaded:
             return _loaded[path]
         if not os.path.isfile(path):
-            raise LibraryError(f"cmsc library not found at {path}")
+            raise LibraryError(_missing(path))
         try:
+            # An absolute path: the loader takes this file and never searches PATH for it.
             lib = ctypes.CDLL(path)
         except OSError as e:
-            raise LibraryError(f"cannot load {path}: {e}") from e
+            raise LibraryError(_load_problem(path, e)) from e
         for name, (restype, argtypes) in SIGNATURES.items():
             try:
                 fn = getattr(lib, name)
@@ -174,8 +253,28 @@ def require(lib, name):
         raise UnavailableError(f"libcmsc {version} predates `{name}`: update the library (the add-on) to use it")
 
 
+def _missing(path):
+    """Why there is no library at `path`: another platform's add-on zip, a platform cmsc does
+    not ship, or a damaged installation."""
+    here = platform_tag()
+    message = f"cmsc library not found at {path}"
+    if here not in LIBRARY_FILES:
+        return f"{message}: cmsc ships no library for {here} (only {', '.join(LIBRARY_FILES)})"
+    folder = os.path.dirname(path)
+    others = sorted(set(LIBRARY_FILES.values()) - {os.path.basename(path)})
+    present = [name for name in others if os.path.isfile(os.path.join(folder, name))]
+    if present:
+        found = describe_binary(os.path.join(folder, present[0])) or present[0]
+        return (
+            f"{message}: this add-on was built for another platform ({present[0]} is {found}); "
+            f"install the cmsc add-on zip for {here} (cmsc-<version>-{here}.zip)"
+        )
+    return f"{message}: reinstall the cmsc add-on zip for {here}"
+
+
 def addon_library_path():
-    """The library shipped inside the add-on: `<add-on>/lib/libcmsc.so`."""
+    """The library shipped inside the add-on for this platform: `<add-on>/lib/libcmsc.so`,
+    `lib/cmsc.dll` or `lib/libcmsc.dylib` (see LIBRARY_FILES)."""
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib", LIB_NAME)
 
 

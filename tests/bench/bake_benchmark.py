@@ -48,7 +48,7 @@ def parse():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--verts", default="10000", help="comma-separated vertex counts (square grids)")
     p.add_argument("--frames", default="250", help="frames after the start frame: one count, or one per size")
-    p.add_argument("--zip", default=os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x86_64.zip"))
+    p.add_argument("--zip", default=os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x64.zip"))
     p.add_argument("--out", default=os.path.join(ROOT, "out", "bench", "bake.md"))
     p.add_argument(
         "--methods", default="AUTO", help="comma-separated Coulomb methods of the add-on (AUTO, DIRECT, DDEF)"

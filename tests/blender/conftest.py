@@ -12,7 +12,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def zip_path():
-    return os.environ.get("CMSC_ADDON_ZIP", os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x86_64.zip"))
+    return os.environ.get("CMSC_ADDON_ZIP", os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x64.zip"))
 
 
 @pytest.fixture(scope="session", autouse=True)

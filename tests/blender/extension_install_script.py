@@ -12,8 +12,16 @@ import addon_utils
 # isort: on
 import numpy as np
 
-zip_path = sys.argv[sys.argv.index("--") + 1]
+zip_path, *foreign = sys.argv[sys.argv.index("--") + 1 :]
 repo = next(r for r in bpy.context.preferences.extensions.repos if r.module == "user_default")
+# another platform's zip (its manifest lists only that platform) is refused, nothing installed
+for other in foreign:
+    try:
+        refused = bpy.ops.extensions.package_install_files(filepath=other, repo=repo.module, enable_on_install=True)
+    except RuntimeError as e:
+        refused = str(e).strip().replace("\n", " ")
+    installed = os.path.isdir(os.path.join(repo.directory, "cmsc"))
+    print("RESULT foreign", os.path.basename(other), "installed" if installed else "refused", refused)
 result = bpy.ops.extensions.package_install_files(filepath=zip_path, repo=repo.module, enable_on_install=True)
 print("RESULT install", sorted(result))
 module_name = f"bl_ext.{repo.module}.cmsc"
