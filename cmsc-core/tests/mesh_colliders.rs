@@ -72,6 +72,42 @@ fn a_cloth_dropped_on_a_cube_rests_on_it_with_no_vertex_inside_at_any_step() {
 }
 
 #[test]
+fn a_vertex_put_inside_a_closed_mesh_leaves_it_through_the_nearest_face() {
+    // (a second point far away: the runaway guard needs a system of non-zero size)
+    let x = [Vec3::new(0.05, 0.02, 0.1), Vec3::new(3.0, 0.0, 0.0)];
+    let p = SimParams { gravity: Vec3::zeros(), ..params(0.01) };
+    let mut sys = System::new(&x, &[0.01; 2], &[], &[], p).unwrap();
+    let (v, mut t) = cube(0.2);
+    // wound inward: the inside test must not depend on the caller's orientation
+    t.iter_mut().for_each(|tri| tri.swap(1, 2));
+    sys.set_mesh_colliders(&v, &t, &[0, 12], &[0.01], &[0.0]).unwrap();
+    sys.step().unwrap();
+    let p = sys.positions()[0];
+    assert!((p - Vec3::new(0.05, 0.02, 0.21)).norm() < 1e-6, "{p:?}");
+    assert_eq!(sys.positions()[1], x[1]);
+}
+
+#[test]
+fn two_moves_before_a_step_give_the_velocity_of_their_sum() {
+    let (h, thickness) = (0.01, 0.01);
+    let x = [Vec3::new(0.0, 0.0, thickness), Vec3::new(0.3, 0.0, thickness)];
+    let p = SimParams { gravity: Vec3::zeros(), ..params(h) };
+    let mut sys = System::new(&x, &[0.01; 2], &[], &[], p).unwrap();
+    let (v0, t) = plane(1.0, 0.0);
+    sys.set_mesh_colliders(&v0, &t, &[0, 2], &[thickness], &[0.0]).unwrap();
+    for dz in [0.002, 0.005] {
+        let v: Vec<Vec3> = v0.iter().map(|p| p + Vec3::new(0.0, 0.0, dz)).collect();
+        sys.move_mesh_colliders(&v).unwrap();
+    }
+    sys.step().unwrap();
+    // carried to the plate's end position, at its speed over the step: 0.005 m / 0.01 s
+    for (p, v) in sys.positions().iter().zip(sys.velocities()) {
+        assert!((p.z - (0.005 + thickness)).abs() < 1e-8, "{p:?}");
+        assert!((v.z - 0.5).abs() < 1e-9, "{v:?}");
+    }
+}
+
+#[test]
 fn without_the_collider_the_same_cloth_falls_through_the_cube() {
     let (mut sys, _) = cloth(15, 0.04, 0.35, 1.0 / 120.0);
     let mut inside = false;

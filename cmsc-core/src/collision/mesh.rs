@@ -217,7 +217,10 @@ impl MeshColliders {
         if let Some(i) = vertices.iter().position(|p| !is_finite3(p)) {
             return Err(Error::invalid("vertices", Some(i), "is NaN or infinite"));
         }
-        let meshes = self.meshes.iter().map(|m| m.moved(vertices)).collect::<Result<_>>()?;
+        // moved again before the step: the step's motion runs from where they were after the
+        // last step, so the earlier move's displacement is kept
+        let again = self.moved_for_step == Some(step);
+        let meshes = self.meshes.iter().map(|m| m.moved(vertices, again)).collect::<Result<_>>()?;
         Ok(MeshColliders { meshes, n_vertices: self.n_vertices, moved_for_step: Some(step) })
     }
 
@@ -319,7 +322,8 @@ impl MeshCollider {
         Ok(MeshCollider { mesh, displacement, global, thickness, friction, closed, max_displacement: 0.0 })
     }
 
-    fn moved(&self, vertices: &[Vec3]) -> Result<Self> {
+    /// A copy at `vertices`; `again`: already moved for the same step.
+    fn moved(&self, vertices: &[Vec3], again: bool) -> Result<Self> {
         let pts: Vec<Point<Real>> = self.global.iter().map(|&g| point(&vertices[g as usize])).collect();
         for (t, tri) in self.mesh.indices().iter().enumerate() {
             let [a, b, c] = tri.map(|i| pts[i as usize].coords);
@@ -332,8 +336,13 @@ impl MeshCollider {
                 ));
             }
         }
-        let displacement: Vec<Vec3> =
-            pts.iter().zip(self.mesh.vertices()).map(|(new, old)| new - old).collect();
+        let earlier = |k: usize| if again { self.displacement[k] } else { Vec3::zeros() };
+        let displacement: Vec<Vec3> = pts
+            .iter()
+            .zip(self.mesh.vertices())
+            .enumerate()
+            .map(|(k, (new, old))| new - old + earlier(k))
+            .collect();
         let max_displacement = displacement.iter().map(|d| d.norm()).fold(0.0, Real::max);
         let mesh = build(pts, self.mesh.indices().to_vec(), self.closed)?;
         Ok(MeshCollider { mesh, displacement, max_displacement, global: self.global.clone(), ..*self })
