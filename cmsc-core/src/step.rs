@@ -316,8 +316,8 @@ fn unresolved_motion(x: &[Vec3], x_new: &[Vec3], mass: &[Real], pinned: &[bool])
     let (moment, total) = free()
         .map(|i| (mass[i] * (x_new[i] - x[i]), mass[i]))
         .reduce(|| (Vec3::zeros(), 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-    if total <= 0.0 || !size.is_finite() {
-        return None;
+    if total <= 0.0 || !(size.is_finite() && size > 0.0) {
+        return None; // one vertex, or all in one point: no size to compare with
     }
     let mean = moment / total;
     let (vertex, distance) =
@@ -361,5 +361,8 @@ mod tests {
         // a pinned vertex is moved by its target, not by the integrator
         out[3] = x[3] + Vec3::new(50.0, 0.0, 0.0);
         assert_eq!(unresolved_motion(&x, &out, &m, &[false, false, false, true]), None);
+        // one vertex (no size): never, whatever rounding leaves relative to the mean
+        let one = [Vec3::new(0.1, 0.2, 0.3)];
+        assert_eq!(unresolved_motion(&one, &[Vec3::new(0.7, -3.1, 1e9)], &[1.0], &[false]), None);
     }
 }

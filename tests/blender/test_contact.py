@@ -68,6 +68,9 @@ def test_an_animated_collider_pushes_the_cloth(scene):
     assert x[-1][centre, 2] > 1.25, f"lifted with the cube's top (1.3 m): {x[-1][centre, 2]}"
 
 
+CHARGE = 2.0  # µC on each flap
+
+
 def folded(tmp, self_collision):
     """Two 1 m flaps joined along x = 0 in a V opening upwards (40° between them), one charged
     +, the other −: Coulomb closes the V."""
@@ -99,11 +102,12 @@ def folded(tmp, self_collision):
     s.enabled = True
     s.pin_group = "hinge"
     s.mass = 0.2
+    s.substeps = 10  # h = 1/240 s
     s.frame_start, s.frame_end = 1, 36
     s.cache_path = str(tmp / f"fold_{self_collision}.pc2")
     s.self_collision = self_collision
     s.self_collision_distance = 0.02
-    for name, q in (("minus", -20.0), ("plus", 20.0)):
+    for name, q in (("minus", -CHARGE), ("plus", CHARGE)):
         obj.vertex_groups.active = obj.vertex_groups[name]
         bpy.ops.cmsc.charge_group_add()
         s.charge_groups[-1].charge = q
