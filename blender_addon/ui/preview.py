@@ -10,7 +10,9 @@ stay the rest shape. Running previews and their status lines are kept in `activi
 
 - Reset: at or before the start frame, on a jump back, and when a setting changes; the shape key
   is removed and the next pass through the start frame starts over.
-- Never when a bake exists or is running (the bake plays), with deforming modifiers above the
+- Never when the object bakes together with other simulated objects or colliders (a preview of
+  it alone would show another motion than the bake's), when a bake exists or is running (the
+  bake plays), with deforming modifiers above the
   cache slot (an Armature: the preview's shape key would be deformed again), in Edit Mode, while a bake or a
   fit gathers its inputs (`activity.previews_suspended()`), or during a render job started from
   the interface.
@@ -138,6 +140,13 @@ def _update(scene, obj):
         return
     if obj.mode == "EDIT":
         _stop(obj, "INFO", "Preview paused in Edit Mode")
+        return
+    together = [o.name for o in inputs.simulated_objects(scene, obj)[1:]]
+    together += [o.name for o in inputs.collision_objects(scene)]
+    if together:
+        # the bake simulates them together; a preview of this object alone would show other motion
+        names = ", ".join(together)
+        _stop(obj, "INFO", f"Preview paused: this object bakes together with {names}; bake to see them")
         return
     deforming = cache.deforming_modifiers(obj)
     if deforming:

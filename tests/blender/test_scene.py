@@ -122,3 +122,16 @@ def test_a_farm_bakes_a_saved_file_from_the_command_line(tmp_path, diverges):
     assert [f"cmsc: baked frame {f} ({f}/6)" in out for f in range(2, 7)] == [True] * 5, out[-3000:]
     for name in ("left", "right"):
         assert len(read_pc2(tmp_path / "cache" / f"{name}.pc2")) == 6
+
+
+def test_the_live_preview_pauses_when_the_object_bakes_together_with_others(scene):
+    sc, tmp = scene
+    preview = addon_module("ui.preview")
+    left, right = two_spheres(tmp)
+    for f in (1, 2, 3):
+        sc.frame_set(f)
+    assert not preview.is_running(left) and "right" in preview.status(left)[1]
+    right.cmsc.enabled = False
+    for f in (1, 2, 3):
+        sc.frame_set(f)
+    assert preview.is_running(left), "alone in its scene it previews"
