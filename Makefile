@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo demo-torus test lint doc unit ctest pytest addon addon-linux cross-tools package-check wine-smoke blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
+.PHONY: all demo demo-drape demo-torus test lint doc unit ctest pytest addon addon-linux cross-tools package-check wine-smoke blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
 
 all: demo
 
@@ -20,6 +20,13 @@ demo: toolchain .venv-blender/.installed addon-linux
 	$(CARGO) build --release --workspace
 	rm -rf target/blender-demo
 	BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-demo .venv-blender/bin/python demo/make_demo.py $(OUT) $(ADDON_ZIP)
+
+## demo-drape: README's picture: a charged cloth with Self Collision draping over a sphere with
+## Blender's Collision physics, baked and rendered in headless Blender ->
+## $(OUT)/drape_contact_sheet.png (Cycles renders of frames 1, 16, 32, 48), drape.blend, drape.pc2
+demo-drape: toolchain .venv-blender/.installed addon-linux
+	rm -rf target/blender-drape
+	BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-drape .venv-blender/bin/python demo/make_drape.py $(OUT) $(ADDON_ZIP)
 
 ## demo-torus: the paper's charged torus without Blender: $(OUT)/torus.pc2, torus.obj and the
 ## energy log torus_energy.csv

@@ -30,12 +30,12 @@ def build_creature():
     bmesh.ops.create_uvsphere(bm, u_segments=24, v_segments=10, radius=1.0)
     for v in [v for v in bm.verts if v.co.z < -0.05]:  # keep the upper half: the bell
         bm.verts.remove(v)
-    bell = len(bm.verts)
-    groups = []
+    bell = list(bm.verts)
+    groups = []  # (every vertex of the tentacle, its top ring)
     for t in range(TENTACLES):
         angle = 2 * math.pi * t / TENTACLES
         cx, cy = 0.6 * math.cos(angle), 0.6 * math.sin(angle)
-        ring, rings, first = 5, 14, len(bm.verts)
+        ring, rings = 5, 14
         rows = []
         for r in range(rings):
             z = -0.05 - 0.2 * r
@@ -43,7 +43,12 @@ def build_creature():
         for a, b in zip(rows, rows[1:]):
             for k in range(ring):
                 bm.faces.new((a[k], a[(k + 1) % ring], b[(k + 1) % ring], b[k]))
-        groups.append((first, first + ring * rings, first + ring))
+        groups.append(([v for row in rows for v in row], rows[0]))
+    # new vertices reuse the removed ones' slots, so the mesh's vertex order is bmesh's iteration
+    # order, not creation order: number them as the mesh will
+    bm.verts.index_update()
+    bell = [v.index for v in bell]
+    groups = [([v.index for v in every], [v.index for v in top]) for every, top in groups]
     me = bpy.data.meshes.new("jellyfish")
     bm.to_mesh(me)
     bm.free()
@@ -52,11 +57,11 @@ def build_creature():
     bpy.context.view_layer.objects.active = obj
     obj.select_set(True)
     pin = obj.vertex_groups.new(name="pinned")
-    pin.add([v.index for v in me.vertices if v.index < bell and v.co.z > 0.9] + [i for _, _, top in groups for i in range(top - 5, top)], 1.0, "REPLACE")
-    bell_group = obj.vertex_groups.new(name="bell")
-    bell_group.add(list(range(bell)), 1.0, "REPLACE")
-    for t, (start, end, _) in enumerate(groups):
-        obj.vertex_groups.new(name=f"tentacle {t + 1}").add(list(range(start, end)), 1.0, "REPLACE")
+    crown = [i for i in bell if me.vertices[i].co.z > 0.9]
+    pin.add(crown + [i for _, top in groups for i in top], 1.0, "REPLACE")
+    obj.vertex_groups.new(name="bell").add(bell, 1.0, "REPLACE")
+    for t, (every, _) in enumerate(groups):
+        obj.vertex_groups.new(name=f"tentacle {t + 1}").add(every, 1.0, "REPLACE")
     return obj
 
 
@@ -170,4 +175,5 @@ def main():
         addon_utils.disable("cmsc", default_set=True)
 
 
-main()
+if __name__ == "__main__":
+    main()
