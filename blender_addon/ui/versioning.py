@@ -29,8 +29,11 @@ def on_save_pre(*args):
 @persistent
 def on_load_post(*args):
     """Objects of an earlier version keep their per-vertex charges and no settling (prints
-    what it changed)."""
-    for obj in _simulated():
+    what it changed). Their bakes stay current: the values set are the ones they were baked
+    with, so the outdated flags the setting callbacks raise are put back."""
+    simulated = _simulated()
+    outdated = {o.name_full: o.cmsc.cache_outdated for o in simulated}
+    for obj in simulated:
         if obj.cmsc.get(STAMP, 0) >= DATA_VERSION:
             continue
         for group in obj.cmsc.charge_groups:
@@ -38,6 +41,8 @@ def on_load_post(*args):
         obj.cmsc.relative_damping = 0.0
         obj.cmsc[STAMP] = DATA_VERSION
         print(f"cmsc: {obj.name}: from an earlier version: per-vertex charges, no Settling, as it was made", flush=True)
+    for obj in simulated:
+        obj.cmsc.cache_outdated = outdated[obj.name_full]
 
 
 def _handlers():

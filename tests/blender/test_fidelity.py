@@ -106,6 +106,9 @@ def test_files_of_the_first_version_keep_per_vertex_charges_and_no_settling(tmp_
             obj.cmsc.charge_groups[0].property_unset("distribution")
             obj.cmsc.property_unset("relative_damping")
             del obj.cmsc[versioning.STAMP]
+            obj.cmsc.cache_path = str(tmp_path / "old.pc2")  # and baked, as an old file may be
+            obj.cmsc.frame_start, obj.cmsc.frame_end = 1, 3
+            assert bpy.ops.cmsc.bake() == {"FINISHED"}
             old = tmp_path / "old.blend"
             assert bpy.ops.wm.save_as_mainfile(filepath=str(old)) == {"FINISHED"}
         finally:
@@ -113,6 +116,7 @@ def test_files_of_the_first_version_keep_per_vertex_charges_and_no_settling(tmp_
         assert bpy.ops.wm.open_mainfile(filepath=str(old)) == {"FINISHED"}
         s = bpy.data.objects["Icosphere"].cmsc
         assert s.charge_groups[0].distribution == "PER_VERTEX" and s.relative_damping == 0.0
+        assert not s.cache_outdated, "its bake was made with these meanings: it stays current"
         assert bpy.ops.wm.open_mainfile(filepath=str(new)) == {"FINISHED"}
         s = bpy.data.objects["Icosphere"].cmsc
         assert s.charge_groups[0].distribution == "TOTAL" and s.relative_damping == 2.0
