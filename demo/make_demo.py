@@ -130,6 +130,19 @@ def stage():
     assert jelly.modifiers[0].type == "MESH_CACHE", [m.type for m in jelly.modifiers]
 
 
+def render_contact_sheet(out_dir, name, frames):
+    """Renders the scene at each of the 4 `frames` into out_dir/<name>_frame_NNN.png and joins
+    them into out_dir/<name>_contact_sheet.png."""
+    paths = []
+    for f in frames:
+        bpy.context.scene.frame_set(f)
+        path = os.path.join(out_dir, f"{name}_frame_{f:03d}.png")
+        bpy.context.scene.render.filepath = path
+        bpy.ops.render.render(write_still=True)
+        paths.append(path)
+    contact_sheet(paths, os.path.join(out_dir, f"{name}_contact_sheet.png"))
+
+
 def contact_sheet(paths, out):
     tiles = []
     for p in paths:
@@ -162,14 +175,7 @@ def main():
             sys.exit("cmsc demo: the bake failed")
         stage()
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(OUT, "demo.blend"))
-        frames = []
-        for f in RENDER_FRAMES:
-            bpy.context.scene.frame_set(f)
-            path = os.path.join(OUT, f"demo_frame_{f:03d}.png")
-            bpy.context.scene.render.filepath = path
-            bpy.ops.render.render(write_still=True)
-            frames.append(path)
-        contact_sheet(frames, os.path.join(OUT, "demo_contact_sheet.png"))
+        render_contact_sheet(OUT, "demo", RENDER_FRAMES)
         print(f"cmsc demo: wrote {OUT}/demo.blend, demo.pc2, demo_contact_sheet.png")
     finally:
         addon_utils.disable("cmsc", default_set=True)

@@ -15,7 +15,7 @@ import sys
 import bpy  # noqa: I001 - bpy first: it puts addon_utils on the path
 import addon_utils
 
-from make_demo import contact_sheet
+from make_demo import render_contact_sheet
 
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "out")
 ZIP = sys.argv[2] if len(sys.argv) > 2 else "dist/cmsc-0.1.0-linux-x64.zip"
@@ -87,14 +87,7 @@ def main():
             sys.exit("cmsc drape: the bake failed")
         stage(cloth, ball)
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(OUT, "drape.blend"))
-        frames = []
-        for f in RENDER_FRAMES:
-            bpy.context.scene.frame_set(f)
-            path = os.path.join(OUT, f"drape_frame_{f:03d}.png")
-            bpy.context.scene.render.filepath = path
-            bpy.ops.render.render(write_still=True)
-            frames.append(path)
-        contact_sheet(frames, os.path.join(OUT, "drape_contact_sheet.png"))
+        render_contact_sheet(OUT, "drape", RENDER_FRAMES)
         print(f"cmsc drape: wrote {OUT}/drape.blend, drape.pc2, drape_contact_sheet.png")
     finally:
         addon_utils.disable("cmsc", default_set=True)
