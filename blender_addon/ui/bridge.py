@@ -14,16 +14,6 @@ from ..sim.checks import Weights
 from ..sim.mesh import Faces
 
 
-def mesh_arrays(obj):
-    """Rest coordinates (n, 3) in object space and the faces (`Faces`: triangles, quads, loose
-    edges) of a mesh object."""
-    me = obj.data
-    n = len(me.vertices)
-    co = np.empty(3 * n)
-    me.vertices.foreach_get("co", co)
-    return co.reshape(n, 3), mesh_faces(me)
-
-
 def deformed_coords(obj):
     """(n, 3) object-space coordinates of `obj`'s mesh as the depsgraph evaluates it now (shape
     keys and enabled modifiers: the caller limits them with `cache.simulated_stack`), or the
@@ -101,12 +91,6 @@ def group_membership(obj, name):
                 w[v.index] = g.weight
                 member[v.index] = True
     return Weights(w, member)
-
-
-def group_weights(obj, name):
-    """Per-vertex weight in vertex group `name` (zeros if the group does not exist)."""
-    found = group_membership(obj, name)
-    return found.weight if found is not None else np.zeros(len(obj.data.vertices))
 
 
 def mesh_digest(obj):

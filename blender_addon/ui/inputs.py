@@ -109,12 +109,20 @@ def external_charges(scene):
     return [o for o in scene.objects if o.cmsc_charge.enabled]
 
 
+def pin_targets(obj, local, pins):
+    """Pin targets (p, 3) at the current frame (m): where the object-space coordinates `local`
+    (n, 3) put the `pins`."""
+    return bridge.to_world(obj.matrix_world, local[pins])
+
+
+def external_positions(externals):
+    """External charge positions (k, 3) at the current frame (m)."""
+    return np.array([tuple(o.matrix_world.translation) for o in externals]).reshape(-1, 3)
+
+
 def world_state(obj, local, pins, externals):
-    """Pin targets (p, 3) and external charge positions (k, 3) at the current frame (m), the pins
-    where the object-space coordinates `local` (n, 3) put them."""
-    pin = bridge.to_world(obj.matrix_world, local[pins])
-    ext = np.array([tuple(o.matrix_world.translation) for o in externals]).reshape(-1, 3)
-    return pin, ext
+    """Pin targets (p, 3) and external charge positions (k, 3) at the current frame (m)."""
+    return pin_targets(obj, local, pins), external_positions(externals)
 
 
 def substep_inputs(scene, obj, externals, frame, substeps):
@@ -225,11 +233,11 @@ def bake_job(scene, objects, cache_paths):
 
     def pins_now(deformed):
         return np.concatenate(
-            [world_state(o, bridge.deformed_coords(o) if deformed and len(st.pins) else st.rest_local, st.pins, [])[0]
+            [pin_targets(o, bridge.deformed_coords(o) if deformed and len(st.pins) else st.rest_local, st.pins)
              for o, st in zip(objects, setups)]
         ).reshape(-1, 3)
 
-    pin_world[0], ext_world[0] = pins_now(False), world_state(objects[0], setups[0].rest_local, [], externals)[1]
+    pin_world[0], ext_world[0] = pins_now(False), external_positions(externals)
     with contextlib.ExitStack() as stack:
         for obj in objects:  # pins follow the shape keys and modifiers above each cache
             stack.enter_context(cache.simulated_stack(obj))
@@ -245,7 +253,7 @@ def bake_job(scene, objects, cache_paths):
                         "colliders may move and deform during a bake, not change their topology"
                     )
                 collider_world[f + 1] = now
-            ext_world[f + 1] = world_state(objects[0], setups[0].rest_local, [], externals)[1]
+            ext_world[f + 1] = external_positions(externals)
             for k, obj in enumerate(objects):
                 world_to_local[f, k] = np.linalg.inv(np.array(obj.matrix_world))
             inputs = [substep_inputs(scene, o, externals, frame, substeps) for o in objects]
