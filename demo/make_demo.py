@@ -157,17 +157,26 @@ def contact_sheet(paths, out):
     img.save()
 
 
-def main():
+@contextlib.contextmanager
+def fresh_blender_with_addon(zip_path, cache):
+    """An empty Blender with the add-on installed from `zip_path` and enabled (disabled after);
+    `cache`, an earlier run's PC2 in OUT, is removed first: the bake never overwrites a file
+    that is not its object's own recorded cache, and that .blend's object is gone."""
     os.makedirs(OUT, exist_ok=True)
-    # the bake never overwrites a file that is not its object's own recorded cache: demo.pc2 from
-    # an earlier run (another .blend's object) goes first
     with contextlib.suppress(FileNotFoundError):
-        os.remove(os.path.join(OUT, "demo.pc2"))
+        os.remove(os.path.join(OUT, cache))
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    assert bpy.ops.preferences.addon_install(filepath=os.path.abspath(ZIP), overwrite=True) == {"FINISHED"}
+    assert bpy.ops.preferences.addon_install(filepath=os.path.abspath(zip_path), overwrite=True) == {"FINISHED"}
     if addon_utils.enable("cmsc", default_set=True, handle_error=None) is None:
         sys.exit("the cmsc add-on failed to enable")
     try:
+        yield
+    finally:
+        addon_utils.disable("cmsc", default_set=True)
+
+
+def main():
+    with fresh_blender_with_addon(ZIP, "demo.pc2"):
         obj = build_creature()
         rig(obj)
         print(f"cmsc demo: {len(obj.data.vertices)} vertices, {len(obj.cmsc.charge_groups)} charge groups")
@@ -177,8 +186,6 @@ def main():
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(OUT, "demo.blend"))
         render_contact_sheet(OUT, "demo", RENDER_FRAMES)
         print(f"cmsc demo: wrote {OUT}/demo.blend, demo.pc2, demo_contact_sheet.png")
-    finally:
-        addon_utils.disable("cmsc", default_set=True)
 
 
 if __name__ == "__main__":

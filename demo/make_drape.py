@@ -12,10 +12,8 @@ import math
 import os
 import sys
 
-import bpy  # noqa: I001 - bpy first: it puts addon_utils on the path
-import addon_utils
-
-from make_demo import render_contact_sheet
+import bpy
+from make_demo import fresh_blender_with_addon, render_contact_sheet
 
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "out")
 ZIP = sys.argv[2] if len(sys.argv) > 2 else "dist/cmsc-0.1.0-linux-x64.zip"
@@ -73,14 +71,7 @@ def stage(cloth, ball):
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    if os.path.exists(os.path.join(OUT, "drape.pc2")):
-        os.remove(os.path.join(OUT, "drape.pc2"))  # an earlier run's, whose .blend is gone
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    assert bpy.ops.preferences.addon_install(filepath=os.path.abspath(ZIP), overwrite=True) == {"FINISHED"}
-    if addon_utils.enable("cmsc", default_set=True, handle_error=None) is None:
-        sys.exit("the cmsc add-on failed to enable")
-    try:
+    with fresh_blender_with_addon(ZIP, "drape.pc2"):
         cloth, ball = build()
         bpy.context.view_layer.objects.active = cloth
         if bpy.ops.cmsc.bake() != {"FINISHED"}:
@@ -89,8 +80,6 @@ def main():
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(OUT, "drape.blend"))
         render_contact_sheet(OUT, "drape", RENDER_FRAMES)
         print(f"cmsc drape: wrote {OUT}/drape.blend, drape.pc2, drape_contact_sheet.png")
-    finally:
-        addon_utils.disable("cmsc", default_set=True)
 
 
 if __name__ == "__main__":
