@@ -8,7 +8,7 @@ Only state lives here; `bake` and `preview` decide what runs. Nothing is saved w
 import contextlib
 
 _bakes = {}  # session_uid → BakeJob of a modal bake
-_previews = {}  # session_uid → the preview's state (preview._State)
+_previews = {}  # session_uid → the state of the preview the object is part of (preview._State)
 _status = {}  # session_uid → (icon, text): the preview's status line
 _suspend = [0]
 
@@ -37,18 +37,24 @@ def preview(obj):
     return _previews.get(obj.session_uid)
 
 
-def preview_started(obj, state):
-    _previews[obj.session_uid] = state
+def preview_started(objects, state):
+    """`state` previews `objects` together (one simulation)."""
+    for obj in objects:
+        _previews[obj.session_uid] = state
 
 
 def preview_ended(obj):
-    """Forgets `obj`'s preview; returns its state (for the caller to close), or None."""
-    return _previews.pop(obj.session_uid, None)
+    """Forgets the preview `obj` is part of, for every object of it; returns its state (for the
+    caller to close), or None."""
+    state = _previews.pop(obj.session_uid, None)
+    for uid in [uid for uid, s in _previews.items() if s is state]:
+        del _previews[uid]
+    return state
 
 
 def end_all_previews():
     """Forgets every preview and status line; returns the states (for the caller to close)."""
-    states = list(_previews.values())
+    states = list({id(s): s for s in _previews.values()}.values())
     _previews.clear()
     _status.clear()
     return states

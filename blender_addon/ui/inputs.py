@@ -66,6 +66,7 @@ def setup(scene, obj, substeps=None):
     p, note = params(scene, s, substeps)
     groups = [(g.name, g.vertex_group, bridge.group_membership(obj, g.vertex_group)) for g in s.charge_groups]
     pin = bridge.group_membership(obj, s.pin_group)
+    rows = [_charge_row(g, w, measure) for g, (_, _, w) in zip(s.charge_groups, groups)]
     return Setup(
         library=_native.addon_library_path(),
         rest_local=co,
@@ -80,9 +81,7 @@ def setup(scene, obj, substeps=None):
         self_triangles=faces.surface(),  # every object's surface repels the vertices that collide
         self_distance=np.full(n, s.self_collision_distance if s.self_collision else 0.0),
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
-        group_weights=np.array(
-            [_charge_row(g, w, measure) for g, (_, _, w) in zip(s.charge_groups, groups)]
-        ).reshape(-1, n),
+        group_weights=np.array(rows).reshape(-1, n),
     )
 
 
@@ -149,7 +148,8 @@ def collision_objects(scene):
     """The scene's obstacles: mesh objects with Blender's Collision physics that cmsc does not
     simulate."""
     return [
-        o for o in scene.objects
+        o
+        for o in scene.objects
         if o.type == "MESH" and not o.cmsc.enabled and any(m.type == "COLLISION" for m in o.modifiers)
     ]
 
@@ -177,10 +177,17 @@ def colliders(scene, objects):
     )
 
 
-def collider_positions(objects):
-    """(v, 3) world-space vertices of collision `objects` now, in `colliders`' order."""
+def collider_positions(objects, shape, frame):
+    """(v, 3) world-space vertices of collision `objects` now, in `colliders`' order; ValueError
+    naming them if that is not `shape`, the shape at the start (a topology change at `frame`)."""
     dg = bpy.context.evaluated_depsgraph_get()
-    return np.concatenate([bridge.evaluated_surface(o, dg)[0] for o in objects]).reshape(-1, 3)
+    now = np.concatenate([bridge.evaluated_surface(o, dg)[0] for o in objects]).reshape(-1, 3)
+    if now.shape != tuple(shape):
+        raise ValueError(
+            f"a collider's vertex count changed at frame {frame} ({', '.join(o.name for o in objects)}): "
+            "colliders may move and deform during a bake, not change their topology"
+        )
+    return now
 
 
 def simulated_objects(scene, first):
@@ -198,14 +205,11 @@ def joint_timing(objects):
     return start, end, max(x.substeps for x in s), max(x.iterations for x in s)
 
 
-def bake_job(scene, objects, cache_paths):
-    """Every input of the joint bake of `objects` (the first one's Coulomb settings; timing by
-    `joint_timing`), each into its cache path (frame_set through the range once, back to the
-    start frame after): a BakeJob. Each object's input warnings are kept for its panel."""
-    start, end, substeps, iterations = joint_timing(objects)
-    frames = max(0, end - start)
-    externals = external_charges(scene)
-    scene.frame_set(start)
+def joint_setup(scene, objects, substeps, iterations):
+    """The `Setup`s of `objects` at the current frame (each with `substeps` steps per frame) and
+    the joint `Setup` they simulate in, one part each, with the scene's colliders; `iterations`
+    local/global iterations per step and the first object's Coulomb settings. Each object's
+    input warnings are kept for its panel; the joint setup's name their object."""
     setups = [setup(scene, o, substeps) for o in objects]
     p, _ = params(scene, objects[0].cmsc, substeps)
     p.iterations = iterations
@@ -219,8 +223,39 @@ def bake_job(scene, objects, cache_paths):
         keep_warnings(obj, st.warnings)
         st.warnings = [f"{obj.name}: {w}" for w in st.warnings]
     joint = combine(setups, p)
+    joint.colliders = colliders(scene, collision_objects(scene))
+    return setups, joint
+
+
+def joint_pins(objects, setups, deformed):
+    """Pin targets (p, 3) of the joint simulation of `objects` at the current frame (m), in part
+    order: where each object's rest coordinates put its pins, or with `deformed` where its
+    deformed mesh (shape keys and the modifiers above the cache, `cache.simulated_stack`) does."""
+    return np.concatenate(
+        [
+            pin_targets(o, bridge.deformed_coords(o) if deformed and len(st.pins) else st.rest_local, st.pins)
+            for o, st in zip(objects, setups)
+        ]
+    ).reshape(-1, 3)
+
+
+def joint_substep_inputs(scene, objects, externals, frame, substeps):
+    """`substep_inputs` of the joint simulation of `objects`: group charges (S, g) of every
+    part's groups in part order, external charges (S, k) and the field (S, 3)."""
+    each = [substep_inputs(scene, o, externals, frame, substeps) for o in objects]
+    return np.concatenate([e[0] for e in each], axis=1), each[0][1], each[0][2]
+
+
+def bake_job(scene, objects, cache_paths):
+    """Every input of the joint bake of `objects` (the first one's Coulomb settings; timing by
+    `joint_timing`), each into its cache path (frame_set through the range once, back to the
+    start frame after): a BakeJob. Each object's input warnings are kept for its panel."""
+    start, end, substeps, iterations = joint_timing(objects)
+    frames = max(0, end - start)
+    externals = external_charges(scene)
+    scene.frame_set(start)
+    setups, joint = joint_setup(scene, objects, substeps, iterations)
     obstacles = collision_objects(scene)
-    joint.colliders = colliders(scene, obstacles)
     collider_world = np.empty((frames + 1, len(joint.colliders.vertices) if obstacles else 0, 3))
     if obstacles:
         collider_world[0] = joint.colliders.vertices
@@ -230,35 +265,20 @@ def bake_job(scene, objects, cache_paths):
     group_charge = np.empty((frames, substeps, len(joint.group_weights)))
     ext_charge = np.empty((frames, substeps, len(externals)))
     field = np.empty((frames, substeps, 3))
-
-    def pins_now(deformed):
-        return np.concatenate(
-            [pin_targets(o, bridge.deformed_coords(o) if deformed and len(st.pins) else st.rest_local, st.pins)
-             for o, st in zip(objects, setups)]
-        ).reshape(-1, 3)
-
-    pin_world[0], ext_world[0] = pins_now(False), external_positions(externals)
+    pin_world[0], ext_world[0] = joint_pins(objects, setups, False), external_positions(externals)
     with contextlib.ExitStack() as stack:
         for obj in objects:  # pins follow the shape keys and modifiers above each cache
             stack.enter_context(cache.simulated_stack(obj))
         for f in range(frames):
             frame = start + f + 1
             scene.frame_set(frame)
-            pin_world[f + 1] = pins_now(True)
+            pin_world[f + 1] = joint_pins(objects, setups, True)
             if obstacles:
-                now = collider_positions(obstacles)
-                if now.shape != collider_world[0].shape:
-                    raise ValueError(
-                        f"a collider's vertex count changed at frame {frame} ({', '.join(o.name for o in obstacles)}): "
-                        "colliders may move and deform during a bake, not change their topology"
-                    )
-                collider_world[f + 1] = now
+                collider_world[f + 1] = collider_positions(obstacles, collider_world[0].shape, frame)
             ext_world[f + 1] = external_positions(externals)
             for k, obj in enumerate(objects):
                 world_to_local[f, k] = np.linalg.inv(np.array(obj.matrix_world))
-            inputs = [substep_inputs(scene, o, externals, frame, substeps) for o in objects]
-            group_charge[f] = np.concatenate([i[0] for i in inputs], axis=1)
-            ext_charge[f], field[f] = inputs[0][1], inputs[0][2]
+            group_charge[f], ext_charge[f], field[f] = joint_substep_inputs(scene, objects, externals, frame, substeps)
     scene.frame_set(start)
     return BakeJob(
         **vars(joint),

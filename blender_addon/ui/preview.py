@@ -1,26 +1,29 @@
-"""Live preview: while the timeline plays forward from an object's start frame, a
-frame_change_post handler advances its simulation one frame (one frame of substeps, with the
-bake's inputs: `inputs.setup`, `inputs.world_state`, `inputs.substep_inputs`, `step_frame`) and
-writes the positions into a shape key (`bridge.write_shape_key`), so the mesh's own coordinates
-stay the rest shape. Running previews and their status lines are kept in `activity`, by
-`session_uid`.
+"""Live preview: while the timeline plays forward from the start frame, a frame_change_post
+handler advances the scene's simulation one frame (one frame of substeps, with the bake's inputs:
+`inputs.joint_setup`, `inputs.joint_pins`, `inputs.joint_substep_inputs`, `step_frame`) and
+writes each object's positions into a shape key (`bridge.write_shape_key`), so the meshes' own
+coordinates stay the rest shape. Running previews and their status lines are kept in
+`activity`, by `session_uid`.
 
-- Substeps: `preview_substeps` per frame (default 1, so playback stays interactive on large
-  meshes), or with 0 the bake's `substeps`, and then the preview equals the bake.
-
-- Reset: at or before the start frame, on a jump back, and when a setting changes; the shape key
-  is removed and the next pass through the start frame starts over.
-- Never when the object bakes together with other simulated objects or colliders (a preview of
-  it alone would show another motion than the bake's), when a bake exists or is running (the
-  bake plays), with deforming modifiers above the
-  cache slot (an Armature: the preview's shape key would be deformed again), in Edit Mode, while a bake or a
-  fit gathers its inputs (`activity.previews_suspended()`), or during a render job started from
-  the interface.
-- A forward jump of a few frames (playback dropping frames) is simulated with the object and
-  external charge positions interpolated, and flagged approximate; a longer jump pauses.
-- Saving: the shape key is kept out of the saved .blend (`on_save_pre` removes it,
+- Together, as the bake: every simulated object of the scene is one simulation (Coulomb across
+  them, the scene's colliders, self-collision), from the earliest Start to the latest End, in
+  scene order (the first object's Coulomb settings). It runs when at least one of them has Live
+  Preview on; those with it off still act on the others but are not moved in the viewport.
+- Substeps: the most `preview_substeps` per frame among the objects (default 1, so playback
+  stays interactive on large meshes), where 0 stands for the object's bake `substeps`; with 0
+  everywhere the preview equals the bake.
+- Reset: at or before the start frame, on a jump back, when a setting changes, and when the
+  scene's simulated objects, colliders or external charges change; the shape keys are removed
+  and the next pass through the start frame starts over.
+- Never while a bake of one of the objects exists or runs (the bake plays), with deforming
+  modifiers above an object's cache slot (an Armature: the preview's shape key would be deformed
+  again), in Edit Mode, while a bake or a fit gathers its inputs (`activity.previews_suspended()`),
+  or during a render job started from the interface.
+- A forward jump of a few frames (playback dropping frames) is simulated with the pins, external
+  charges and colliders interpolated, and flagged approximate; a longer jump pauses.
+- Saving: the shape keys are kept out of the saved .blend (`on_save_pre` removes them,
   `on_save_post` puts back those of running previews), so a file never opens deformed.
-- Nothing raises into Blender: problems become the panel's status line (`status(obj)`).
+- Nothing raises into Blender: problems become the panels' status lines (`status(obj)`).
 """
 
 import time
@@ -41,27 +44,46 @@ KEY_NAME = "Preview (cmsc)"
 MAX_CATCH_UP = 8
 
 
-class _State:
-    """A running preview: the simulation and where it is."""
+def simulated(scene):
+    """The objects the preview of `scene` simulates together, in scene order: every simulated
+    mesh object (the bake's `inputs.simulated_objects`, started from the first)."""
+    return [o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled]
 
-    def __init__(self, scene, obj):
-        self.substeps = substeps(obj.cmsc)
-        self.setup = inputs.setup(scene, obj, self.substeps)
-        st = self.setup
-        self.sim = st.create_simulation()
+
+class _State:
+    """A running preview: the joint simulation of `objects` and where it is."""
+
+    def __init__(self, scene, objects):
+        self.uids = [o.session_uid for o in objects]
+        self.start, self.end, _, iterations = inputs.joint_timing(objects)
+        self.substeps = max(substeps(o.cmsc) for o in objects)
+        self.setups, self.setup = inputs.joint_setup(scene, objects, self.substeps, iterations)
+        self.sim = self.setup.create_simulation()
         #: the Coulomb method that runs (what AUTO chose), shown in the panel
         self.coulomb_method = self.sim.coulomb_method
         self.frame = scene.frame_current
+        self.inputs = _inputs_key(scene, objects)
         externals = inputs.external_charges(scene)
-        self.externals = [o.session_uid for o in externals]
-        self.pin, self.ext = inputs.world_state(obj, st.rest_local, st.pins, externals)
-        self.n_vertices = bridge.vertex_count(obj)
+        self.pin = inputs.joint_pins(objects, self.setups, False)
+        self.ext = inputs.external_positions(externals)
+        c = self.setup.colliders
+        self.colliders = None if c is None else c.vertices
         self.approximate = False
-        #: seconds spent reading Blender data, in the library, and writing the shape key
+        #: seconds spent reading Blender data, in the library, and writing the shape keys
         self.timings = {"read": 0.0, "simulate": 0.0, "write": 0.0}
 
     def close(self):
         self.sim.close()
+
+
+def _inputs_key(scene, objects):
+    """What a running preview must have been started with to go on: the objects (and their
+    vertex counts), the colliders and the external charges."""
+    return (
+        [(o.session_uid, bridge.vertex_count(o)) for o in objects],
+        [o.session_uid for o in inputs.collision_objects(scene)],
+        [o.session_uid for o in inputs.external_charges(scene)],
+    )
 
 
 def substeps(s):
@@ -69,12 +91,11 @@ def substeps(s):
     return s.preview_substeps or s.substeps
 
 
-def diverged_hint(s):
-    """What a diverged preview of object settings `s` suggests."""
-    if substeps(s) < s.substeps:
-        return (
-            f"The preview runs {substeps(s)} substeps per frame: raise Preview Substeps (0 = the bake's {s.substeps})"
-        )
+def diverged_hint(objects, state):
+    """What a diverged preview of `objects` at `state.substeps` per frame suggests."""
+    bake = max(o.cmsc.substeps for o in objects)
+    if state.substeps < bake:
+        return f"The preview runs {state.substeps} substeps per frame: raise Preview Substeps (0 = the bake's {bake})"
     return DIVERGED_HINT
 
 
@@ -89,7 +110,7 @@ def is_running(obj):
 
 def timings(obj):
     """Seconds the running preview of `obj` spent reading Blender data, simulating and writing
-    the shape key (a copy), or None."""
+    the shape keys (a copy), or None."""
     state = activity.preview(obj)
     return dict(state.timings) if state is not None else None
 
@@ -101,169 +122,220 @@ def coulomb_method(obj):
     return methods.describe(state.setup.params.coulomb, state.coulomb_method) if state is not None else None
 
 
+def _objects(state):
+    """The objects `state` simulates that still exist, in its part order (None for a deleted one)."""
+    by_uid = {o.session_uid: o for o in bpy.data.objects}
+    return [by_uid.get(uid) for uid in state.uids]
+
+
+def _shown(objects):
+    return [o for o in objects if o is not None and o.cmsc.preview]
+
+
 def _drop(obj):
     state = activity.preview_ended(obj)
     if state is not None:
         state.close()
+    return state
 
 
 def clear(obj):
-    """Stops `obj`'s preview and removes its shape key and status."""
-    _drop(obj)
-    activity.clear_status(obj)
-    if obj.type == "MESH":
-        bridge.remove_shape_key(obj, KEY_NAME)
+    """Stops the preview `obj` is part of and removes the shape keys and status lines of all its
+    objects."""
+    state = _drop(obj)
+    others = [o for o in _objects(state) if o is not None and o != obj] if state is not None else []
+    for o in [obj] + others:
+        activity.clear_status(o)
+        if o.type == "MESH":
+            bridge.remove_shape_key(o, KEY_NAME)
 
 
 def reset(obj):
-    """A setting changed: the preview starts over at the start frame."""
-    running = is_running(obj)
+    """A setting changed: the preview `obj` is part of starts over at the start frame."""
+    state = activity.preview(obj)
+    objects = [o for o in _objects(state) if o is not None] if state is not None else [obj]
     clear(obj)
-    if running:
-        activity.set_status(obj, "INFO", f"Settings changed: the preview restarts at frame {obj.cmsc.frame_start}")
+    if state is not None:
+        for o in _shown(objects):
+            activity.set_status(o, "INFO", f"Settings changed: the preview restarts at frame {state.start}")
     _schedule_prepare()
 
 
-def _stop(obj, icon, text):
-    _drop(obj)
-    activity.set_status(obj, icon, text)
+def _stop(objects, icon, text):
+    """Ends the preview of `objects` (keeping their shape keys: the last good frame) with a status line."""
+    for o in objects:
+        _drop(o)
+    for o in _shown(objects):
+        activity.set_status(o, icon, text)
 
 
-def _update(scene, obj):
-    s = obj.cmsc
+def _clear_all(objects):
+    for o in objects:
+        if is_running(o) or bridge.has_shape_key(o, KEY_NAME):
+            clear(o)
+
+
+def _paused(objects):
+    """Why the preview of `objects` cannot run now ("" if it can)."""
+    editing = [o.name for o in objects if o.mode == "EDIT"]
+    if editing:
+        return "Preview paused in Edit Mode" if len(objects) == 1 else f"Preview paused: {editing[0]} is in Edit Mode"
+    for o in objects:
+        deforming = cache.deforming_modifiers(o)
+        if deforming:
+            # the preview's shape key sits under the modifiers, which would deform its result again
+            names = ", ".join(deforming)
+            where = "the mesh" if len(objects) == 1 else f"{o.name}"
+            return f"Preview paused: {names} deform {where} under the simulation; bake to see both"
+    return ""
+
+
+def _update(scene, objects):
+    """Advances, starts or resets the preview of the scene's simulated `objects`."""
     frame = scene.frame_current
-    if activity.is_baking(obj):
+    if any(activity.is_baking(o) for o in objects):
         return
-    if cache.has_bake(obj):
-        if is_running(obj) or bridge.shape_keys(obj) is not None:
-            clear(obj)
+    baked = [o for o in objects if cache.has_bake(o)]
+    if baked:
+        _clear_all(objects)
+        for o in _shown([o for o in objects if o not in baked]):
+            names = ", ".join(b.name for b in baked)
+            text = f"Preview paused: {names} play a bake; bake again to simulate this object with them"
+            activity.set_status(o, "INFO", text)
         return
-    if obj.mode == "EDIT":
-        _stop(obj, "INFO", "Preview paused in Edit Mode")
+    why = _paused(objects)
+    if why:
+        _stop(objects, "INFO", why)
         return
-    together = [o.name for o in inputs.simulated_objects(scene, obj)[1:]]
-    together += [o.name for o in inputs.collision_objects(scene)]
-    if together:
-        # the bake simulates them together; a preview of this object alone would show other motion
-        names = ", ".join(together)
-        _stop(obj, "INFO", f"Preview paused: this object bakes together with {names}; bake to see them")
-        return
-    deforming = cache.deforming_modifiers(obj)
-    if deforming:
-        # the preview's shape key sits under the modifiers, which would deform its result again
-        names = ", ".join(deforming)
-        _stop(obj, "INFO", f"Preview paused: {names} deform the mesh under the simulation; bake to see both")
-        return
-    state = activity.preview(obj)
-    if state is not None and (
-        bridge.vertex_count(obj) != state.n_vertices
-        or [o.session_uid for o in inputs.external_charges(scene)] != state.externals
-    ):
-        reset(obj)
+    state = activity.preview(objects[0])
+    uids = [o.session_uid for o in objects]
+    if state is not None and (state.uids != uids or state.inputs != _inputs_key(scene, objects)):
+        reset(objects[0])
         state = None
-    if frame <= s.frame_start:
-        clear(obj)
-        if frame == s.frame_start:
-            state = _State(scene, obj)
-            activity.preview_started(obj, state)
-            inputs.keep_warnings(obj, state.setup.warnings)
+    start, end = inputs.joint_timing(objects)[:2]
+    if frame <= start:
+        _clear_all(objects)
+        if frame == start:
+            state = _State(scene, objects)
+            activity.preview_started(objects, state)
             if state.setup.note:
-                activity.set_status(obj, "ERROR", state.setup.note)
+                for o in _shown(objects):
+                    activity.set_status(o, "ERROR", state.setup.note)
         return
     if state is None:
-        if activity.status(obj) is None:
-            activity.set_status(obj, "INFO", f"Preview: play from frame {s.frame_start} to simulate")
+        for o in _shown(objects):
+            if activity.status(o) is None:
+                activity.set_status(o, "INFO", f"Preview: play from frame {start} to simulate")
         return
-    target = min(frame, s.frame_end)
+    target = min(frame, end)
     if target < state.frame:
-        clear(obj)
-        activity.set_status(obj, "INFO", f"Preview reset (jumped back to {frame}): play from frame {s.frame_start}")
+        _clear_all(objects)
+        for o in _shown(objects):
+            activity.set_status(o, "INFO", f"Preview reset (jumped back to {frame}): play from frame {start}")
         return
     gap = target - state.frame
     if gap == 0:
         return
     if gap > MAX_CATCH_UP:
-        activity.set_status(
-            obj,
-            "INFO",
-            f"Preview paused at frame {state.frame}: {gap} frames ahead; play from frame {s.frame_start} or bake",
-        )
+        for o in _shown(objects):
+            activity.set_status(
+                o, "INFO", f"Preview paused at frame {state.frame}: {gap} frames ahead; play from frame {start} or bake"
+            )
         return
-    _advance(scene, obj, state, target, gap)
+    _advance(scene, objects, state, target, gap)
 
 
-def _advance(scene, obj, state, target, gap):
-    st, s = state.setup, obj.cmsc
+def _advance(scene, objects, state, target, gap):
+    st = state.setup
     clock, t = time.perf_counter, state.timings
     t0 = clock()
     externals = inputs.external_charges(scene)
-    pin1, ext1 = inputs.world_state(obj, st.rest_local, st.pins, externals)
-    f = state.frame
+    f = target
     try:
+        pin1 = inputs.joint_pins(objects, state.setups, False)
+        ext1 = inputs.external_positions(externals)
+        obstacles = inputs.collision_objects(scene) if state.colliders is not None else []
+        col1 = inputs.collider_positions(obstacles, state.colliders.shape, target) if obstacles else None
+
+        def between(a, b, x0, x1):
+            return np.stack([(1 - a) * x0 + a * x1, (1 - b) * x0 + b * x1])
+
         for f in range(state.frame + 1, target + 1):
             a, b = (f - 1 - state.frame) / gap, (f - state.frame) / gap
-            pin = np.stack([(1 - a) * state.pin + a * pin1, (1 - b) * state.pin + b * pin1])
-            ext = np.stack([(1 - a) * state.ext + a * ext1, (1 - b) * state.ext + b * ext1])
-            charges_and_field = inputs.substep_inputs(scene, obj, externals, f, state.substeps)
+            charges_and_field = inputs.joint_substep_inputs(scene, objects, externals, f, state.substeps)
             t1 = clock()
             t["read"] += t1 - t0
-            step_frame(state.sim, st.group_weights, st.pins, pin, ext, *charges_and_field)
+            step_frame(
+                state.sim,
+                st.group_weights,
+                st.pins,
+                between(a, b, state.pin, pin1),
+                between(a, b, state.ext, ext1),
+                *charges_and_field,
+                None if col1 is None else between(a, b, state.colliders, col1),
+            )
             t0 = clock()
             t["simulate"] += t0 - t1
-        local = to_local(state.sim.positions, np.linalg.inv(np.array(obj.matrix_world)))
+        positions = state.sim.positions
+        local = [
+            to_local(positions[a:b], np.linalg.inv(np.array(o.matrix_world))) for (a, b), o in zip(st.parts, objects)
+        ]
     except DivergedError as e:
-        _stop(obj, "ERROR", f"Preview diverged at frame {f}: {e}. {diverged_hint(s)}")
+        _stop(objects, "ERROR", f"Preview diverged at frame {f}: {e}. {diverged_hint(objects, state)}")
         return
-    except CmscError as e:
-        _stop(obj, "ERROR", f"Preview failed at frame {f}: {e}")
+    except (CmscError, ValueError) as e:
+        _stop(objects, "ERROR", f"Preview failed at frame {f}: {e}")
         return
-    if local is None:
-        _stop(obj, "ERROR", f"Preview diverged at frame {target}: vertices left the float32 range. {diverged_hint(s)}")
+    if any(x is None for x in local):
+        hint = diverged_hint(objects, state)
+        _stop(objects, "ERROR", f"Preview diverged at frame {target}: vertices left the float32 range. {hint}")
         return
     t0 = clock()
-    bridge.write_shape_key(obj, KEY_NAME, local)
+    for o, x in zip(objects, local):
+        if o.cmsc.preview:
+            bridge.write_shape_key(o, KEY_NAME, x)
     t["write"] += clock() - t0
     state.frame, state.pin, state.ext = target, pin1, ext1
+    if col1 is not None:
+        state.colliders = col1
     if gap > 1:
         state.approximate = True
-    if state.approximate:
-        activity.set_status(obj, "INFO", "Preview skipped frames (positions interpolated): bake for the exact motion")
-    elif (activity.status(obj) or ("",))[0] == "INFO":
-        activity.clear_status(obj)
+    for o in _shown(objects):
+        if state.approximate:
+            activity.set_status(o, "INFO", "Preview skipped frames (positions interpolated): bake for the exact motion")
+        elif (activity.status(o) or ("",))[0] == "INFO":
+            activity.clear_status(o)
 
 
 @persistent
 def on_frame_change(scene, depsgraph=None):
-    """frame_change_post: advance or reset every previewed object of `scene`. Not while the
-    interface renders (a render job reads the data this would write; bake for renders)."""
+    """frame_change_post: advance or reset the preview of `scene`'s simulated objects. Not while
+    the interface renders (a render job reads the data this would write; bake for renders)."""
     if activity.previews_are_suspended() or bpy.app.is_job_running("RENDER"):
         return
-    for obj in scene.objects:
-        if obj.type != "MESH" or not (obj.cmsc.enabled and obj.cmsc.preview):
-            continue
+    objects = simulated(scene)
+    if not _shown(objects):
+        return
+    try:
+        _update(scene, objects)
+    except Exception as e:  # noqa: BLE001 - a handler must never raise into Blender: shown in the panel
+        print(f"cmsc: preview stopped: {type(e).__name__}: {e}", flush=True)
         try:
-            _update(scene, obj)
-        except Exception as e:  # noqa: BLE001 - a handler must never raise into Blender: shown in the panel
-            print(f"cmsc: preview of {obj.name} stopped: {type(e).__name__}: {e}", flush=True)
-            try:
-                _stop(obj, "ERROR", f"Preview stopped at frame {scene.frame_current}: {type(e).__name__}: {e}")
-            except Exception as e2:  # noqa: BLE001 - as above
-                print(f"cmsc: preview cleanup failed: {e2}", flush=True)
+            _stop(objects, "ERROR", f"Preview stopped at frame {scene.frame_current}: {type(e).__name__}: {e}")
+        except Exception as e2:  # noqa: BLE001 - as above
+            print(f"cmsc: preview cleanup failed: {e2}", flush=True)
 
 
 def _prepare():
-    """Timer: starts the preview of objects sitting at their start frame, so that the first
-    frame played is simulated (the handler only sees frame changes)."""
+    """Timer: starts the preview of the scene's simulated objects sitting at their start frame,
+    so that the first frame played is simulated (the handler only sees frame changes)."""
     try:
         scene = bpy.context.scene
         if scene is None or activity.previews_are_suspended():
             return None
-        for obj in scene.objects:
-            s = obj.cmsc if obj.type == "MESH" else None
-            if s is None or not (s.enabled and s.preview) or scene.frame_current != s.frame_start:
-                continue
-            if not is_running(obj) and not cache.has_bake(obj) and not activity.is_baking(obj) and obj.mode != "EDIT":
-                _update(scene, obj)
+        objects = simulated(scene)
+        if _shown(objects) and not is_running(objects[0]) and scene.frame_current == inputs.joint_timing(objects)[0]:
+            _update(scene, objects)
     except Exception as e:  # noqa: BLE001 - a timer must never raise into Blender
         print(f"cmsc: preview preparation failed: {type(e).__name__}: {e}", flush=True)
     return None
@@ -296,12 +368,15 @@ def on_save_pre(*args):
 def on_save_post(*args):
     """save_post: running previews show their current frame again."""
     try:
-        for obj in bpy.data.objects:
-            state = activity.preview(obj) if obj.type == "MESH" else None
-            if state is not None and state.frame > obj.cmsc.frame_start:
-                local = to_local(state.sim.positions, np.linalg.inv(np.array(obj.matrix_world)))
-                if local is not None:
-                    bridge.write_shape_key(obj, KEY_NAME, local)
+        states = {id(s): s for s in (activity.preview(o) for o in bpy.data.objects) if s is not None}
+        for state in states.values():
+            if state.frame <= state.start:
+                continue
+            positions = state.sim.positions
+            for (a, b), o in zip(state.setup.parts, _objects(state)):
+                local = None if o is None else to_local(positions[a:b], np.linalg.inv(np.array(o.matrix_world)))
+                if local is not None and o.cmsc.preview:
+                    bridge.write_shape_key(o, KEY_NAME, local)
     except Exception as e:  # noqa: BLE001 - as above
         print(f"cmsc: could not restore the preview after saving: {type(e).__name__}: {e}", flush=True)
 

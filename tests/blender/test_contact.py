@@ -5,7 +5,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import read_pc2
+from scenes import addon_module, evaluated_coords, read_pc2
 
 
 def cloth(tmp, name="cloth", size=2.0, cuts=20, z=1.0, frames=36):
@@ -66,6 +66,25 @@ def test_an_animated_collider_pushes_the_cloth(scene):
         assert not inside_box(x[f], tuple(cube.matrix_world.translation), 0.5).any(), f
     centre = np.argmin(np.linalg.norm(x[0][:, :2], axis=1))
     assert x[-1][centre, 2] > 1.25, f"lifted with the cube's top (1.3 m): {x[-1][centre, 2]}"
+
+
+def test_the_live_preview_drapes_the_cloth_on_the_collider_as_the_bake(scene):
+    sc, tmp = scene
+    preview = addon_module("ui.preview")
+    sc.cmsc.use_gravity = True
+    collider_cube()
+    obj = cloth(tmp, cuts=10, frames=12)
+    obj.cmsc.preview_substeps = 0  # the bake's substeps: the preview equals the bake
+    m = np.array(obj.matrix_world)
+    played = []
+    for f in range(1, 13):
+        sc.frame_set(f)
+        played.append(evaluated_coords(obj) @ m[:3, :3].T + m[:3, 3])
+    assert preview.is_running(obj)
+    assert not inside_box(np.array(played), (0, 0, 0), 0.5).any(), "no vertex inside the cube at any frame"
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    np.testing.assert_allclose(np.array(played), world_samples(obj), rtol=0, atol=2e-5)
 
 
 CHARGE = 2.0  # µC on each flap

@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import addon_module, charged_sphere, draw, read_pc2
+from scenes import addon_module, charged_sphere, draw, evaluated_coords, read_pc2
 
 
 def centroid(path, frame):
@@ -124,14 +124,43 @@ def test_a_farm_bakes_a_saved_file_from_the_command_line(tmp_path, diverges):
         assert len(read_pc2(tmp_path / "cache" / f"{name}.pc2")) == 6
 
 
-def test_the_live_preview_pauses_when_the_object_bakes_together_with_others(scene):
+def test_the_live_preview_plays_the_objects_together_as_the_bake(scene):
+    sc, tmp = scene
+    preview = addon_module("ui.preview")
+    left, right = two_spheres(tmp, frames=6)
+    left.cmsc.preview_substeps = right.cmsc.preview_substeps = 0  # the bake's: the preview equals it
+    played = {}
+    for f in range(1, 7):
+        sc.frame_set(f)
+        played[f] = {o.name: evaluated_coords(o) for o in (left, right)}
+    assert preview.is_running(left) and preview.is_running(right)
+    assert played[6]["left"][:, 0].mean() < -0.005 and played[6]["right"][:, 0].mean() > 0.005, "pushed apart"
+    bpy.context.view_layer.objects.active = right
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert not preview.is_running(left) and left.data.shape_keys is None
+    for o in (left, right):
+        cache = read_pc2(o.cmsc.cache_path)
+        for f in range(1, 7):
+            np.testing.assert_allclose(played[f][o.name], cache[f - 1], rtol=0, atol=2e-6, err_msg=f"{o.name} {f}")
+
+
+def test_the_preview_restarts_when_the_scene_gains_or_loses_an_object(scene):
     sc, tmp = scene
     preview = addon_module("ui.preview")
     left, right = two_spheres(tmp)
-    for f in (1, 2, 3):
-        sc.frame_set(f)
-    assert not preview.is_running(left) and "right" in preview.status(left)[1]
     right.cmsc.enabled = False
     for f in (1, 2, 3):
         sc.frame_set(f)
-    assert preview.is_running(left), "alone in its scene it previews"
+    assert preview.is_running(left) and not preview.is_running(right)
+    alone = evaluated_coords(left)
+    assert np.abs(alone[:, 0].mean()) < 1e-6, "alone it stays"
+    right.cmsc.enabled = True
+    sc.frame_set(4)
+    assert not preview.is_running(left) and left.data.shape_keys is None, "reset: the scene changed"
+    assert "play from frame 1" in preview.status(left)[1] or "restarts at frame 1" in preview.status(left)[1]
+    # with Live Preview off, an object still acts on the others but is not moved
+    right.cmsc.preview = False
+    for f in (1, 2, 3):
+        sc.frame_set(f)
+    assert preview.is_running(left) and right.data.shape_keys is None
+    assert evaluated_coords(left)[:, 0].mean() < -1e-4, "pushed by the unshown right sphere"
