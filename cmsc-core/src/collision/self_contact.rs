@@ -40,7 +40,7 @@ pub const PASSES: usize = 4;
 /// `σ_0 d_i − η` along `n`; vertex `i` takes its share (half, split along its edge by the
 /// closest point's parameter). Near-parallel edges (under 1e-3 rad) have no reliable side and
 /// are left to the vertex test; a change of side counts only while the segments are within
-/// `d_i` plus twice what their ends moved in the step.
+/// `d_i` plus twice what their ends moved relative to each other in the step.
 ///
 /// Each vertex applies its corrections in sequence (the next contact sees the previous move),
 /// against the others' positions from the previous pass (Jacobi across vertices, so the passes
@@ -283,7 +283,8 @@ impl SelfCollision {
 /// With `n = (x_j − x_i) × (x_l − x_k) / |…|` and the signed distance `η = (x_i − x_k)·n`
 /// between the two lines, `σ_0 = sign η_0` is the side edge `(i, j)` was on at the start. If
 /// the closest points of the two segments at the end are interior to both, no farther apart than
-/// `d` plus twice the largest move of the four ends in the step, and `σ_0 η_1 < d` (they
+/// `d` plus twice the largest deviation of an end's move from the four ends' mean move in the
+/// step (their relative travel), and `σ_0 η_1 < d` (they
 /// crossed, or are closer than `d`), the edges must move apart by `δ = σ_0 d − η_1` along
 /// `n`: half by each edge, and of edge `(i, j)`'s half, the share of `x_i` at the closest
 /// point's parameter `s` is `(1 − s)/((1 − s)² + s²)` (the least-norm split of a move of the
@@ -319,8 +320,14 @@ fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> Option<Vec3> {
         return None;
     }
     // a change of side is a crossing only if the segments are now within what they moved
+    // relative to each other: the closest points' displacements differ by at most twice the
+    // largest deviation of an end's move from the four ends' mean move (all four moving alike,
+    // as in free fall, cannot cross; the absolute move would make every pair of nearby edges of
+    // a falling, gently curving sheet "cross" as the sign of η, near 0, flips)
     let gap = (e1[0] + (e1[1] - e1[0]) * s - e1[2] - (e1[3] - e1[2]) * t).norm();
-    let travel = (0..4).map(|k| (e1[k] - e0[k]).norm()).fold(0.0, Real::max);
+    let moves = [0, 1, 2, 3].map(|k| e1[k] - e0[k]);
+    let mean = (moves[0] + moves[1] + moves[2] + moves[3]) / 4.0;
+    let travel = moves.iter().map(|m| (m - mean).norm()).fold(0.0, Real::max);
     if gap >= d + 2.0 * travel {
         return None;
     }
@@ -394,6 +401,24 @@ mod tests {
         assert!(!inside && q == a);
         let (q, inside) = closest_on_triangle(&Vec3::new(0.5, -1.0, 0.0), &a, &b, &c);
         assert!(!inside && (q - Vec3::new(0.5, 0.0, 0.0)).norm() < 1e-15);
+    }
+
+    /// Two edges 3 cm apart that fall 4 cm together while one turns through parallel to the
+    /// other: their lines' normal, hence the sign of η, flips, but they never come near each
+    /// other. The test once compared the change of side with the ends' absolute travel and
+    /// pushed them (every pair of nearby edges of a falling, bending cloth counted as crossing,
+    /// and the pushes tore a falling charged cloth apart); their relative travel (4 mm) says no.
+    #[test]
+    fn edges_falling_together_through_parallel_do_not_cross() {
+        let (d, fall) = (0.015, Vec3::new(0.0, 0.0, -0.04));
+        let b = |eps: Real| [Vec3::new(0.0, -0.5 * eps, 0.03), Vec3::new(1.0, 0.5 * eps, 0.03)];
+        let (b0, b1) = (b(0.004), b(-0.004));
+        let e0 = [Vec3::zeros(), Vec3::x(), b0[0], b0[1]];
+        let e1 = [e0[0] + fall, e0[1] + fall, b1[0] + fall, b1[1] + fall];
+        assert_eq!(edge_edge(&e0, &e1, d), None);
+        // the same edges closing 3 cm on each other while turning do cross and are separated
+        let e1 = [e0[0] + fall, e0[1] + fall, b1[0] + fall * 1.75, b1[1] + fall * 1.75];
+        assert!(edge_edge(&e0, &e1, d).is_some());
     }
 
     #[test]
