@@ -40,6 +40,12 @@
 //! - **\[Liu 2013\]** T. Liu, A. W. Bargteil, J. F. O'Brien, L. Kavan. *Fast Simulation of
 //!   Mass-Spring Systems.* ACM Trans. Graph. 32(6), 209 (SIGGRAPH Asia 2013).
 //!   doi:10.1145/2508363.2508406.
+//! - **\[Peng 2018\]** Y. Peng, B. Deng, J. Zhang, F. Geng, W. Qin, L. Liu. *Anderson
+//!   Acceleration for Geometry Optimization and Physics Simulation.* ACM Trans. Graph. 37(4), 42
+//!   (SIGGRAPH 2018). doi:10.1145/3197517.3201290.
+//! - **\[Wang 2015\]** H. Wang. *A Chebyshev Semi-Iterative Approach for Accelerating Projective
+//!   and Position-based Dynamics.* ACM Trans. Graph. 34(6), 246 (SIGGRAPH Asia 2015).
+//!   doi:10.1145/2816795.2818063.
 
 #![warn(missing_docs)]
 
@@ -69,7 +75,10 @@ pub use fields::{ExternalField, PointCharge};
 pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
 pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
 pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
-pub use model::{Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
+pub use model::{
+    Acceleration, Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, DEFAULT_ITERATIONS,
+    MAX_ITERATIONS,
+};
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
 pub use state::State;
 pub use step::RUNAWAY_FACTOR;

@@ -27,6 +27,7 @@ use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
 use crate::counters::{timed, StepTimings};
 use crate::error::{Error, Result};
 use crate::fields::add_gravity;
+use crate::integrator::accel::{Anderson, ANDERSON_WINDOW};
 use crate::integrator::{imex_advance, verlet_advance, verlet_finish, ImexBuffers, Next, Now};
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
@@ -41,6 +42,8 @@ struct Scratch {
     force: Vec<Vec3>,
     y: Vec<Vec3>,
     jd: Vec<Vec3>,
+    /// History of the accelerated iterations.
+    anderson: Anderson,
     /// Spring directions `d_s`, kept across steps as the fallback direction of springs whose
     /// ends coincide.
     d: Vec<Vec3>,
@@ -50,7 +53,15 @@ impl Scratch {
     fn new(springs: &Springs, x: &[Vec3]) -> Self {
         let z = || vec![Vec3::zeros(); x.len()];
         let d = springs.ends().iter().map(|&[a, b]| x[a as usize] - x[b as usize]).collect();
-        Scratch { x_new: z(), v_new: z(), force: z(), y: z(), jd: z(), d }
+        Scratch {
+            x_new: z(),
+            v_new: z(),
+            force: z(),
+            y: z(),
+            jd: z(),
+            anderson: Anderson::new(ANDERSON_WINDOW),
+            d,
+        }
     }
 }
 
@@ -195,7 +206,7 @@ impl Stepper {
         match params.integrator {
             Integrator::Imex => {
                 let global = self.global.as_mut().expect("factorization ensured above");
-                let buf = ImexBuffers { y: &mut s.y, d: &mut s.d, jd: &mut s.jd };
+                let buf = ImexBuffers { y: &mut s.y, d: &mut s.d, jd: &mut s.jd, anderson: &mut s.anderson };
                 imex_advance(model, global, now, &s.force, buf, next, &mut t);
             }
             Integrator::Verlet => {

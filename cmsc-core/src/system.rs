@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::fields::ExternalField;
 use crate::linsolve::check_conditioning;
 use crate::math::{is_finite3, Real, Vec3};
-use crate::model::{Model, Parts, Pins, SimParams};
+use crate::model::{Acceleration, Model, Parts, Pins, SimParams};
 use crate::springs::Springs;
 use crate::state::State;
 use crate::step::Stepper;
@@ -175,6 +175,16 @@ impl System {
         self.model.colliders.ground = params.ground_height;
         self.model.params = params;
         Ok(())
+    }
+
+    /// Chooses how the local/global iterations of each IMEX step run:
+    /// [`Acceleration::Anderson`] (the default for a new system) or plain Liu 2013 iterations
+    /// ([`Acceleration::Plain`]). Both converge to the same implicit-Euler step as
+    /// [`SimParams::iterations`] grows; at a given count the accelerated one is closer to it.
+    /// Gradients ([`System::rollout_gradient`]) always differentiate a rollout with plain
+    /// iterations, whatever is set here.
+    pub fn set_acceleration(&mut self, acceleration: Acceleration) {
+        self.model.params.acceleration = acceleration;
     }
 
     /// Sets the relative damping rate `c` (1/s, [`SimParams::relative_damping`]): velocities

@@ -33,7 +33,10 @@ unsafe fn groups_and_target(
 /// charges (m²/C) and, if `out_grad_stiffness_scale` is not NULL, with respect to a scale applied
 /// to every spring stiffness, at scale 1 (m²). The gradient is exact for the computed
 /// trajectory (an adjoint through the local/global iterations); with DDEF forces it uses the
-/// exact Coulomb derivative. The state, charges and time are restored afterwards.
+/// exact Coulomb derivative. The rollout always runs plain Liu 2013 iterations
+/// (`CmscParams.iterations` of them), whatever cmsc_set_acceleration selects for cmsc_step: the
+/// loss and gradient are those of that plain trajectory. The state, charges and time are
+/// restored afterwards.
 ///
 /// `group_weights`: n_groups × n doubles, row-major. `group_charges`: n_groups (C).
 /// `target`: 3 n doubles (m). CMSC_INVALID_ARGUMENT also for the Verlet integrator and for a

@@ -1,7 +1,7 @@
 //! The entry points of the C ABI v1 (DESIGN.md, "The C ABI contract"). Each one: check the
 //! arguments → call the core → map the result, inside the panic boundary.
 
-use cmsc_core::{System, Vec3};
+use cmsc_core::{Acceleration, System, Vec3};
 
 use crate::buffers::{expect_count, input, output, vec3_input, vec3_output};
 use crate::handle::{sim_mut, sim_ref, CmscSim};
@@ -297,6 +297,38 @@ pub unsafe extern "C" fn cmsc_get_coulomb_method(sim: *const CmscSim, out: *mut 
         let (sim, out) = unsafe { (sim_ref(sim)?, output(out, 1, "out")?) };
         out[0] = CmscCoulomb::from_core(sim.sys.field_method()) as u32;
         Ok(())
+    })
+}
+
+/// Chooses how the local/global iterations of each IMEX step run: `enabled` = 1 (the default
+/// for a new simulation) accelerates them (Anderson acceleration with an energy-decrease
+/// safeguard, Peng et al. 2018); 0 runs plain Liu 2013 iterations. Both converge to the same
+/// implicit-Euler step as `CmscParams.iterations` grows; at a given count the accelerated step
+/// is closer to it (the default `iterations` is chosen so that it is at least as accurate as 10
+/// plain ones). Any other value is CMSC_INVALID_ARGUMENT and changes nothing.
+/// `cmsc_rollout_gradient` and `cmsc_fit_charges` always differentiate a rollout run with plain
+/// iterations, whatever is set here. Takes effect at the next step.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_acceleration(sim: *mut CmscSim, enabled: u32) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim)? };
+        let acceleration = match enabled {
+            1 => Acceleration::Anderson,
+            0 => Acceleration::Plain,
+            other => {
+                return Err(FfiError::invalid(format!(
+                    "`enabled`: {other} is neither 1 (accelerated) nor 0 (plain iterations)"
+                )))
+            }
+        };
+        sim.call(|s| {
+            s.set_acceleration(acceleration);
+            Ok(())
+        })
     })
 }
 

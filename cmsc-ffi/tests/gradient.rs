@@ -79,6 +79,10 @@ fn fit_charges_recovers_the_charges_that_made_the_target() {
     let q: Vec<f64> = (0..N).map(|i| WEIGHTS[i] * truth[0] + WEIGHTS[N + i] * truth[1]).collect();
     // SAFETY: live handle, N charges.
     assert_eq!(unsafe { cmsc_set_charges(reference, q.as_ptr(), N) }, CMSC_OK);
+    // Rollouts run plain iterations (cmsc_set_acceleration's docs): so must the steps that make
+    // the target, for the fit to reach it to round-off.
+    // SAFETY: live handle.
+    assert_eq!(unsafe { cmsc_set_acceleration(reference, 0) }, CMSC_OK);
     // SAFETY: live handle.
     assert_eq!(unsafe { cmsc_step(reference, 20) }, CMSC_OK);
     let target = positions(reference, N);

@@ -148,12 +148,15 @@ int main(void) {
     CHECK(memcmp(x, x0, sizeof x) == 0 && v[5] == 0.0);
 
     /* Gradients (appended to v1): one charge group holding every vertex. The target is where
-       a known charge ends after 10 steps; the fit recovers that charge from half of it. */
+       a known charge ends after 10 steps (plain iterations, as rollouts run them); the fit
+       recovers that charge from half of it. */
     {
         const double w[4] = {1, 1, 1, 1}, q_true[4] = {2e-7, 2e-7, 2e-7, 2e-7};
         double target[12], loss = -1.0, grad = 0.0, grad_scale = 0.0, q = 1e-7;
         OK(cmsc_set_charges(sim, q_true, 4));
+        OK(cmsc_set_acceleration(sim, 0)); /* rollouts run plain iterations: so must the target */
         OK(cmsc_step(sim, 10));
+        OK(cmsc_set_acceleration(sim, 1));
         OK(cmsc_get_positions(sim, target, 4));
         OK(cmsc_set_positions(sim, x0, 4));
         OK(cmsc_set_velocities(sim, zero, 4));
@@ -205,6 +208,37 @@ int main(void) {
         OK(cmsc_set_self_collision(sim, own, 2, dist, 4));
         OK(cmsc_step(sim, 5));
         OK(cmsc_set_self_collision(sim, NULL, 0, NULL, 0));
+    }
+
+    /* Accelerated (1, the default) and plain (0) local/global iterations both step; the two
+       agree closely (same fixed point); other values and a NULL handle are rejected. */
+    {
+        CmscParams pa;
+        cmsc_params_default(&pa);
+        pa.iterations = 50;
+        CmscSim *acc = NULL, *plain = NULL;
+        OK(cmsc_create(x0, 4, masses, springs, 6, k, &pa, &acc));
+        OK(cmsc_create(x0, 4, masses, springs, 6, k, &pa, &plain));
+        OK(cmsc_set_acceleration(acc, 1));
+        OK(cmsc_set_acceleration(plain, 0));
+        OK(cmsc_set_charges(acc, q, 4));
+        OK(cmsc_set_charges(plain, q, 4));
+        OK(cmsc_step(acc, 10));
+        OK(cmsc_step(plain, 10));
+        double xa[12], xp[12], gap = 0.0;
+        OK(cmsc_get_positions(acc, xa, 4));
+        OK(cmsc_get_positions(plain, xp, 4));
+        for (int i = 0; i < 12; i++) {
+            CHECK(isfinite(xa[i]));
+            gap = fmax(gap, fabs(xa[i] - xp[i]));
+        }
+        CHECK(gap < 1e-6);
+        CHECK(cmsc_set_acceleration(acc, 2) == CMSC_INVALID_ARGUMENT);
+        CHECK(strstr(cmsc_last_error(), "enabled") != NULL);
+        CHECK(cmsc_set_acceleration(NULL, 1) == CMSC_INVALID_ARGUMENT);
+        OK(cmsc_step(acc, 1)); /* still usable after the rejected call */
+        cmsc_destroy(acc);
+        cmsc_destroy(plain);
     }
 
     /* Bad input: a clear status and message, nothing changed. */

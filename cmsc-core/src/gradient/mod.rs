@@ -8,7 +8,8 @@
 //! `q_i = Σ_g w_gi Q_g` ([`ChargeGroups`]), and a global stiffness scale `σ` (every `k_s` times
 //! `σ`, derivative taken at `σ = 1`).
 //!
-//! The gradient is that of the step **as computed**: `K` local/global iterations, each
+//! The gradient is that of the step **as computed** in the rollout: `K` plain local/global
+//! iterations (see "Acceleration" below), each
 //! `xᵏ⁺¹ = A⁻¹ (M y + h² (J d(xᵏ) + q_t + f_ext))` with the prefactored `A = M + h²L`. Its
 //! reverse pass (an adjoint, [Paper](crate#references) Eq. (13)–(14) run backwards) multiplies
 //! by `A⁻¹` and `h² J ∂d/∂x` alternately `K` times, which sums the first `K` terms of the
@@ -24,6 +25,17 @@
 //! `∂φ/∂x_t = H⁻¹(M + h² ∂q/∂x_t)`, `∂φ/∂v_t = H⁻¹ h M` (Eqs. (15)–(16)) when the iterations
 //! have converged. `H` is never factored: it changes every step and can be indefinite for
 //! compressed springs, while `A` is fixed and positive definite.
+//!
+//! # Acceleration: differentiated with plain iterations
+//! The forward rollout of a gradient always runs plain Liu 2013 iterations
+//! ([`crate::Acceleration::Plain`], `K` = [`crate::SimParams::iterations`] of them), whatever
+//! [`System::set_acceleration`] selects for [`System::step`], and the adjoint above replays
+//! exactly those. The loss, the gradient and [`RolloutGradient::final_positions`] are therefore
+//! those of the plain trajectory, which differs from an accelerated [`System::step`] run by the
+//! iterations' residual (both tend to the same implicit-Euler trajectory as `K` grows). Anderson
+//! acceleration's coefficients depend on the iterates through a least-squares solve and its
+//! safeguard branches on the energy; following them in the adjoint would need the derivative of
+//! that solve at every iteration.
 //!
 //! # The Coulomb term
 //! `∂q/∂x` and `∂q/∂Q` use the exact softened pair sum ([`adjoint::coulomb_vjp`], `O(n²)` per
@@ -51,7 +63,7 @@ use crate::error::{Error, Result};
 use crate::integrator::{imex_iterate, imex_start, LocalBuffers, Now};
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
-use crate::model::{Integrator, Model};
+use crate::model::{Acceleration, Integrator, Model};
 use crate::springs::local_step;
 use crate::system::System;
 use crate::{State, StepTimings};
@@ -140,12 +152,13 @@ pub struct RolloutGradient {
     pub final_positions: Vec<Vec3>,
 }
 
-/// What a rollout changes, restored afterwards: the state, the charges and the spring
-/// directions the stepper keeps across steps.
+/// What a rollout changes, restored afterwards: the state, the charges, the spring directions
+/// the stepper keeps across steps and the acceleration setting.
 struct Saved {
     state: State,
     charge: Vec<Real>,
     d: Vec<Vec3>,
+    acceleration: Acceleration,
 }
 
 impl System {
@@ -154,16 +167,19 @@ impl System {
             state: self.state.clone(),
             charge: self.model.charge.clone(),
             d: self.stepper.directions().to_vec(),
+            acceleration: self.model.params.acceleration,
         }
     }
 
     fn restore(&mut self, s: Saved) {
         (self.state, self.model.charge) = (s.state, s.charge);
+        self.model.params.acceleration = s.acceleration;
         self.stepper.set_directions(s.d);
     }
 
     /// Runs `steps` IMEX steps from the current state with vertex charges
-    /// `groups.vertex_charges(charges)`, and returns the loss against `target` with its gradient
+    /// `groups.vertex_charges(charges)` and plain local/global iterations (whatever
+    /// [`System::set_acceleration`] says; see the [module docs](crate::gradient)), and returns the loss against `target` with its gradient
     /// with respect to the group charges and a global stiffness scale (see the [module
     /// docs](crate::gradient)). The state, the charges and the time are restored afterwards,
     /// also on error.
@@ -227,6 +243,8 @@ impl System {
             ));
         }
         let saved = self.save();
+        // The rollout and its adjoint run plain iterations (module docs, "Acceleration").
+        self.model.params.acceleration = Acceleration::Plain;
         let result = self
             .set_charges(&groups.vertex_charges(charges))
             .and_then(|()| self.rollout(steps, groups, target));

@@ -9,6 +9,9 @@
 //! v_{t+1} = (x_{t+1} − x_t) / h
 //! ```
 //!
+//! With [`Acceleration::Anderson`] (the default) the K iterations are Anderson-accelerated with
+//! an energy safeguard ([`super::accel`]): the same fixed point, reached in fewer iterations.
+//!
 //! `q_t + f_ext` (Coulomb, external fields, gravity) is evaluated once at `x_t` and passed in as
 //! `f_explicit`; springs are implicit. As `K → ∞` the iterates converge to the exact implicit
 //! Euler step for the springs (Liu 2013 §4), which `tests/implicit_euler.rs` checks against
@@ -19,12 +22,13 @@
 
 use rayon::prelude::*;
 
+use super::accel::{inertial_objective, objective, Anderson};
 use super::{Next, Now};
 use crate::counters::{timed, StepTimings};
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
-use crate::model::{Damping, Model};
-use crate::springs::{gather_jd, local_step};
+use crate::model::{Acceleration, Damping, Model};
+use crate::springs::{gather_jd, local_step_energy};
 
 /// The local step's outputs, reused across iterations: spring directions `d` (one per spring)
 /// and their gather `J d` (one per vertex).
@@ -33,11 +37,13 @@ pub(crate) struct LocalBuffers<'a> {
     pub jd: &'a mut [Vec3],
 }
 
-/// Per-step buffers of the IMEX step: the inertial prediction `y` and the local step's.
+/// Per-step buffers of the IMEX step: the inertial prediction `y`, the local step's, and the
+/// acceleration's history.
 pub(crate) struct ImexBuffers<'a> {
     pub y: &'a mut [Vec3],
     pub d: &'a mut [Vec3],
     pub jd: &'a mut [Vec3],
+    pub anderson: &'a mut Anderson,
 }
 
 /// Computes `x_new` and `v_new` from `(x, v)` and the explicit forces `f_explicit` (N) under
@@ -52,11 +58,34 @@ pub(crate) fn advance(
     timings: &mut StepTimings,
 ) {
     let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
-    let ImexBuffers { y, d, jd } = buf;
+    let ImexBuffers { y, d, jd, anderson } = buf;
     let p = &model.params;
     start(model, Now { x, v }, y, x_new);
-    for _ in 0..p.iterations {
-        iterate(model, global, y, f_explicit, LocalBuffers { d, jd }, x_new, timings);
+    let pinned = &model.pins.pinned;
+    match p.acceleration {
+        Acceleration::Anderson => {
+            let (h, y) = (p.time_step, &*y);
+            let energy = |x: &[Vec3]| objective(&model.mass, &model.springs, h, y, f_explicit, x);
+            let plain = |x: &mut [Vec3]| {
+                let inertial = inertial_objective(&model.mass, h, y, f_explicit, x);
+                let local = LocalBuffers { d: &mut *d, jd: &mut *jd };
+                inertial + h * h * iterate(model, global, y, f_explicit, local, x, timings)
+            };
+            anderson.run(p.iterations as usize, pinned, x_new, plain, energy);
+        }
+        Acceleration::Plain => {
+            for _ in 0..p.iterations {
+                iterate(
+                    model,
+                    global,
+                    y,
+                    f_explicit,
+                    LocalBuffers { d: &mut *d, jd: &mut *jd },
+                    x_new,
+                    timings,
+                );
+            }
+        }
     }
     finish(p.time_step, x, x_new, v_new);
 }
@@ -80,7 +109,8 @@ pub(crate) fn start<'m>(model: &'m Model, now: Now<'_>, y: &mut [Vec3], x0: &mut
 }
 
 /// One local/global iteration: `d = local step at xᵏ`, then `xᵏ⁺¹ = A⁻¹ (M y + h² (J d + f))`
-/// written over `x` (free vertices only; pinned entries are read as the targets).
+/// written over `x` (free vertices only; pinned entries are read as the targets). Returns the
+/// spring energy at `xᵏ` (J), a by-product of the local step.
 pub(crate) fn iterate(
     model: &Model,
     global: &mut GlobalSolver,
@@ -89,16 +119,18 @@ pub(crate) fn iterate(
     local: LocalBuffers<'_>,
     x: &mut [Vec3],
     timings: &mut StepTimings,
-) {
+) -> Real {
     let (mass, springs) = (&model.mass, &model.springs);
     let h2 = model.params.time_step * model.params.time_step;
     let LocalBuffers { d, jd } = local;
-    timed(&mut timings.springs, || {
-        local_step(springs, x, d);
+    let energy = timed(&mut timings.springs, || {
+        let energy = local_step_energy(springs, x, d);
         gather_jd(springs, d, jd);
+        energy
     });
     let jd = &*jd;
     timed(&mut timings.solve, || global.solve_with(|i| y[i] * mass[i] + (jd[i] + f_explicit[i]) * h2, x));
+    energy
 }
 
 /// `v_{t+1} = (x_{t+1} − x_t) / h`.

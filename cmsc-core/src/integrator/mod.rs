@@ -2,6 +2,7 @@
 //! the explicit forces at `x_t`; pins, collisions and the divergence check are applied
 //! afterwards by the stepper (`step.rs`).
 
+pub(crate) mod accel;
 mod imex;
 mod verlet;
 

@@ -8,7 +8,9 @@ mod params;
 mod pins;
 
 pub(crate) use damping::{Damping, Parts};
-pub use params::{Integrator, SimParams, Softening, COULOMB_CONSTANT, MAX_ITERATIONS};
+pub use params::{
+    Acceleration, Integrator, SimParams, Softening, COULOMB_CONSTANT, DEFAULT_ITERATIONS, MAX_ITERATIONS,
+};
 pub(crate) use pins::Pins;
 
 use crate::collision::{Colliders, MeshColliders, SelfCollision};

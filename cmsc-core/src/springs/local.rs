@@ -35,6 +35,31 @@ pub fn local_step(springs: &Springs, x: &[Vec3], d: &mut [Vec3]) {
     }
 }
 
+/// [`local_step`] that also returns the spring energy `Σ_s k_s (|x_a − x_b| − l_s)² / 2` (J) at
+/// `x`, [Liu 2013](crate#references) Eq. (9), from the lengths the step computes anyway (the
+/// accelerated iterations' safeguard needs it every iteration).
+///
+/// # Panics
+/// As [`local_step`].
+pub fn local_step_energy(springs: &Springs, x: &[Vec3], d: &mut [Vec3]) -> Real {
+    assert_eq!(d.len(), springs.len());
+    let kernel = |(d_s, ((&[a, b], &l), &k)): (&mut Vec3, ((&[u32; 2], &Real), &Real))| {
+        let p = x[a as usize] - x[b as usize];
+        let len = p.norm();
+        if len > 0.0 {
+            *d_s = p * (l / len);
+        }
+        0.5 * k * (len - l) * (len - l)
+    };
+    if springs.len() >= PAR_MIN {
+        let ends_rest = springs.ends.par_iter().zip(&springs.rest).zip(&springs.stiffness);
+        d.par_iter_mut().zip(ends_rest).map(kernel).sum()
+    } else {
+        let ends_rest = springs.ends.iter().zip(&springs.rest).zip(&springs.stiffness);
+        d.iter_mut().zip(ends_rest).map(kernel).sum()
+    }
+}
+
 /// `(J d)_i = Σ_{s ∋ i} ± k_s d_s` ([Liu 2013](crate#references) Eq. (12)), written to `out`
 /// (N·m/m = N), one parallel gather per vertex.
 ///

@@ -8,7 +8,7 @@
 mod local;
 mod topology;
 
-pub use local::{gather_jd, local_step, spring_energy, spring_forces};
+pub use local::{gather_jd, local_step, local_step_energy, spring_energy, spring_forces};
 pub use topology::{springs_from_triangles, MeshSprings};
 
 use crate::error::{Error, Result};
