@@ -2,9 +2,7 @@
 //! charges, so that Coulomb pulls them together. With self-collision on, no edge passes through a triangle
 //! at any step; with it off, the same scene does interpenetrate (so the check means something).
 
-use cmsc_core::{
-    shapes, springs_from_triangles, Acceleration, FieldMethod, SimParams, Softening, System, Vec3,
-};
+use cmsc_core::{shapes, springs_from_triangles, FieldMethod, SimParams, Softening, System, Vec3};
 
 const DISTANCE: f64 = 0.004;
 
@@ -36,11 +34,6 @@ fn v_fold() -> Scene {
     let (ends, k) = springs.with_stiffness(20.0, 0.2);
     let params = SimParams {
         time_step: 1.0 / 240.0,
-        // the iterations the scene was tuned with (the defaults before issue 19): with the new
-        // default of 6 accelerated iterations an edge passes through a triangle at step 124, and
-        // with 10 accelerated ones at step 49 (self-collision limits: collision::self_contact)
-        iterations: 10,
-        acceleration: Acceleration::Plain,
         gravity: Vec3::zeros(),
         coulomb: FieldMethod::Direct,
         softening: Softening::Length(0.003),
