@@ -31,7 +31,7 @@ class SimParams:
     """Parameters in SI units; defaults equal `cmsc_params_default`."""
 
     time_step: float = 1.0 / 120.0  # h, s
-    iterations: int = 10  # local/global iterations per step
+    iterations: int = 6  # local/global iterations per step (accelerated: `Simulation.set_acceleration`)
     damping: float = 0.0  # 0..1
     gravity: tuple = field(default=(0.0, 0.0, -9.81))  # m/s^2
     coulomb_constant: float = 8.9875517923e9  # N m^2 / C^2

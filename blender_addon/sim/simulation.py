@@ -140,6 +140,10 @@ class Simulation:
         pins, the centre of mass's) decay as exp(-rate t)."""
         self._call("cmsc_set_relative_damping", float(rate))
 
+    def set_acceleration(self, enabled):
+        """Accelerated local/global iterations (True, the default) or plain Liu 2013 ones."""
+        self._call("cmsc_set_acceleration", 1 if enabled else 0)
+
     def set_parts(self, part, relative_damping):
         """Parts (objects) of the vertices: part (n,) indices, each part's Settling (1/s)."""
         p = np.ascontiguousarray(part, dtype=np.uint32).reshape(-1)

@@ -160,7 +160,12 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         name="Substeps", description="Time steps per frame", default=5, min=1, max=1000, update=_object_setting
     )
     iterations: IntProperty(
-        name="Iterations", description="Local/global iterations per step", default=10, min=1, max=1000,
+        name="Iterations",
+        description=(
+            "Local/global iterations per step (Anderson-accelerated: 6 are at least as accurate as 10 plain "
+            "Liu 2013 iterations, the default of files made before)"
+        ),
+        default=6, min=1, max=1000,
         update=_object_setting,
     )
     coulomb_method: EnumProperty(

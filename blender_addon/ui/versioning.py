@@ -1,19 +1,24 @@
 """Files made by earlier versions of the add-on keep their meaning.
 
 Version 1 of the data added charge groups' `distribution` (default TOTAL: the charge is the
-group's total) and `Object.cmsc.relative_damping` (default 1/s). A file saved before has no
+group's total) and `Object.cmsc.relative_damping` (default 2/s). A file saved before has no
 stored values, which would read as those defaults and change its motion; its groups must stay
-PER_VERTEX (charge × weight on each vertex) and its objects undamped. The add-on stamps every
-simulated object (enabled, or with charge groups) when a file is saved (`save_pre`); on load
-(`load_post`) an object without the stamp gets the old meanings, and the stamp."""
+PER_VERTEX (charge × weight on each vertex) and its objects undamped. Version 2 lowered the
+default Iterations from 10 to 6 (accelerated iterations): an object that never set them ran 10
+and keeps 10. The add-on stamps every simulated object (enabled, or with charge groups) when a
+file is saved (`save_pre`); on load (`load_post`) an object with an older stamp gets the old
+meanings of what changed since, and the stamp."""
 
 import bpy
 from bpy.app.handlers import persistent
 
 #: ID property on `Object.cmsc`: the version of the add-on's data in a saved file.
 STAMP = "data_version"
-#: 1: charge groups have `distribution`, objects `relative_damping`.
-DATA_VERSION = 1
+#: 1: charge groups have `distribution`, objects `relative_damping`; 2: Iterations default 6.
+DATA_VERSION = 2
+#: The Iterations of files made before version 2 that never set them (Blender stores only values
+#: that were set).
+OLD_ITERATIONS = 10
 
 
 def _simulated():
@@ -34,13 +39,21 @@ def on_load_post(*args):
     simulated = _simulated()
     outdated = {o.name_full: o.cmsc.cache_outdated for o in simulated}
     for obj in simulated:
-        if obj.cmsc.get(STAMP, 0) >= DATA_VERSION:
+        version = obj.cmsc.get(STAMP, 0)
+        if version >= DATA_VERSION:
             continue
-        for group in obj.cmsc.charge_groups:
-            group.distribution = "PER_VERTEX"
-        obj.cmsc.relative_damping = 0.0
+        kept = []
+        if version < 1:
+            for group in obj.cmsc.charge_groups:
+                group.distribution = "PER_VERTEX"
+            obj.cmsc.relative_damping = 0.0
+            kept += ["per-vertex charges", "no Settling"]
+        if obj.cmsc.get("iterations") is None:
+            obj.cmsc.iterations = OLD_ITERATIONS
+            kept.append(f"{OLD_ITERATIONS} iterations")
         obj.cmsc[STAMP] = DATA_VERSION
-        print(f"cmsc: {obj.name}: from an earlier version: per-vertex charges, no Settling, as it was made", flush=True)
+        if kept:
+            print(f"cmsc: {obj.name}: from an earlier version: {', '.join(kept)}, as it was made", flush=True)
     for obj in simulated:
         obj.cmsc.cache_outdated = outdated[obj.name_full]
 

@@ -89,7 +89,7 @@ def test_an_uncharged_grid_hangs_symmetric(scene):
     assert samples[-1][:, 2].min() < -1.0, "the cloth swung down"
 
 
-def test_files_of_the_first_version_keep_per_vertex_charges_and_no_settling(tmp_path):
+def test_files_of_earlier_versions_keep_their_charges_settling_and_iterations(tmp_path):
     versioning = addon_module("ui.versioning")
     bpy.ops.wm.read_homefile(use_empty=True)
     try:
@@ -111,15 +111,26 @@ def test_files_of_the_first_version_keep_per_vertex_charges_and_no_settling(tmp_
             assert bpy.ops.cmsc.bake() == {"FINISHED"}
             old = tmp_path / "old.blend"
             assert bpy.ops.wm.save_as_mainfile(filepath=str(old)) == {"FINISHED"}
+            # a file of version 1: distribution and settling as set, Iterations never set (10 then)
+            obj.cmsc.charge_groups[0].distribution = "TOTAL"
+            obj.cmsc.relative_damping = 2.0
+            obj.cmsc[versioning.STAMP] = 1
+            obj.cmsc.property_unset("iterations")
+            v1 = tmp_path / "v1.blend"
+            assert bpy.ops.wm.save_as_mainfile(filepath=str(v1)) == {"FINISHED"}
         finally:
             bpy.app.handlers.save_pre.append(versioning.on_save_pre)
         assert bpy.ops.wm.open_mainfile(filepath=str(old)) == {"FINISHED"}
         s = bpy.data.objects["Icosphere"].cmsc
         assert s.charge_groups[0].distribution == "PER_VERTEX" and s.relative_damping == 0.0
+        assert s.iterations == 10, "it ran 10 iterations, the default of its day"
         assert not s.cache_outdated, "its bake was made with these meanings: it stays current"
+        assert bpy.ops.wm.open_mainfile(filepath=str(v1)) == {"FINISHED"}
+        s = bpy.data.objects["Icosphere"].cmsc
+        assert s.charge_groups[0].distribution == "TOTAL" and s.relative_damping == 2.0 and s.iterations == 10
         assert bpy.ops.wm.open_mainfile(filepath=str(new)) == {"FINISHED"}
         s = bpy.data.objects["Icosphere"].cmsc
-        assert s.charge_groups[0].distribution == "TOTAL" and s.relative_damping == 2.0
+        assert s.charge_groups[0].distribution == "TOTAL" and s.relative_damping == 2.0 and s.iterations == 6
     finally:
         bpy.ops.wm.read_homefile(use_empty=True)
 
