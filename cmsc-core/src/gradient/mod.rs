@@ -350,7 +350,7 @@ impl Reverse {
             let (done, next) = self.iterates.split_at_mut(k + 1);
             next[0].copy_from_slice(&done[k]);
             let local = LocalBuffers { d: &mut self.d, jd: &mut self.jd };
-            imex_iterate(model, global, &self.y, f_explicit, local, &mut next[0], &mut timings);
+            imex_iterate(model, global, h, &self.y, f_explicit, local, &mut next[0], &mut timings);
         }
         // v_{t+1} = (x_{t+1} − x_t)/h; pinned x_{t+1} are constants.
         let (x_bar, v_bar) = (&mut adj.x, &mut adj.v);

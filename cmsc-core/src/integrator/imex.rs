@@ -56,7 +56,7 @@ pub(crate) fn advance(
     let p = &model.params;
     start(model, Now { x, v }, y, x_new);
     for _ in 0..p.iterations {
-        iterate(model, global, y, f_explicit, LocalBuffers { d, jd }, x_new, timings);
+        iterate(model, global, p.time_step, y, f_explicit, LocalBuffers { d, jd }, x_new, timings);
     }
     finish(p.time_step, x, x_new, v_new);
 }
@@ -80,10 +80,15 @@ pub(crate) fn start<'m>(model: &'m Model, now: Now<'_>, y: &mut [Vec3], x0: &mut
 }
 
 /// One local/global iteration: `d = local step at xᵏ`, then `xᵏ⁺¹ = A⁻¹ (M y + h² (J d + f))`
-/// written over `x` (free vertices only; pinned entries are read as the targets).
+/// written over `x` (free vertices only; pinned entries are read as the targets). `h` (s) is
+/// the step length of the implicit equation, the one `global` factored `A = M + h²L` with:
+/// `model.params.time_step` for Eq. (12), half of it for the implicit midpoint of
+/// [`super::low_dissipation`].
+#[allow(clippy::too_many_arguments)] // the iteration's inputs, each borrowed for the adjoint
 pub(crate) fn iterate(
     model: &Model,
     global: &mut GlobalSolver,
+    h: Real,
     y: &[Vec3],
     f_explicit: &[Vec3],
     local: LocalBuffers<'_>,
@@ -91,7 +96,7 @@ pub(crate) fn iterate(
     timings: &mut StepTimings,
 ) {
     let (mass, springs) = (&model.mass, &model.springs);
-    let h2 = model.params.time_step * model.params.time_step;
+    let h2 = h * h;
     let LocalBuffers { d, jd } = local;
     timed(&mut timings.springs, || {
         local_step(springs, x, d);
