@@ -160,6 +160,7 @@ impl System {
     fn restore(&mut self, s: Saved) {
         (self.state, self.model.charge) = (s.state, s.charge);
         self.stepper.set_directions(s.d);
+        self.stepper.state_edited();
     }
 
     /// Runs `steps` IMEX steps from the current state with vertex charges
@@ -184,7 +185,9 @@ impl System {
             return Err(Error::invalid(
                 "params.integrator",
                 None,
-                "gradients are computed through the IMEX integrator only; select IMEX",
+                "gradients are computed through the paper's IMEX integrator (Eq. 12) only, not through \
+                 Verlet or the low-dissipation IMEX (its adjoint, halvings included, is not implemented); \
+                 select IMEX",
             ));
         }
         if groups.n_vertices() != n {
