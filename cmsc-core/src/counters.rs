@@ -38,6 +38,24 @@ impl std::ops::AddAssign for StepTimings {
     }
 }
 
+/// What the last [`crate::System::step`] evaluated, for cost tables: the work that does not
+/// show in a timer's name. [`crate::Integrator::Imex`] and [`crate::Integrator::Verlet`] always
+/// report one and two force evaluations, one sub-step, no potential.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepCounts {
+    /// Evaluations of the vertex–vertex Coulomb force by the field backend.
+    pub coulomb_forces: u32,
+    /// Evaluations of the Coulomb potential energy (the energy safeguard of
+    /// [`crate::Integrator::ImexLowDissipation`]).
+    pub coulomb_potentials: u32,
+    /// Sub-steps taken, rejected attempts included (1 when the step was not halved).
+    pub attempts: u32,
+    /// Sub-steps kept (1 when the step was not halved).
+    pub substeps: u32,
+    /// Whether the safeguard scaled velocities down to cap an energy excess.
+    pub capped: bool,
+}
+
 /// Runs `f` and adds its wall-clock time to `slot`.
 #[inline]
 pub(crate) fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {

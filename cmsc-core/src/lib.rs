@@ -14,9 +14,10 @@
 //!
 //! ## Pipeline of one [`System::step`]
 //! edits (refactor `M + h²L` if needed) → explicit forces at `x_t` ([`coulomb`], [`fields`],
-//! gravity) → integrate ([`Integrator::Imex`] local/global iterations, or velocity Verlet) →
-//! pins → collisions (self-collision, ground and spheres, triangle meshes) → divergence guard
-//! and commit.
+//! gravity) → integrate ([`Integrator::Imex`] local/global iterations, velocity Verlet, or
+//! [`Integrator::ImexLowDissipation`]'s implicit-midpoint sub-steps between half kicks, with its
+//! energy safeguard) → pins → collisions (self-collision, ground and spheres, triangle meshes) →
+//! divergence guard and commit.
 //!
 //! ## Units
 //! SI throughout: metres, kilograms, seconds, coulombs, N/m, V/m; state in `f64`.
@@ -68,11 +69,12 @@ mod system;
 
 pub use collision::{Colliders, MeshCollider, MeshColliders, SelfCollision, Sphere};
 pub use coulomb::{FieldMethod, FieldSolver, Neighborhood, MAX_GRID_POINTS};
-pub use counters::StepTimings;
+pub use counters::{StepCounts, StepTimings};
 pub use energy::Energies;
 pub use error::{Error, GpuUnavailable, Result};
 pub use fields::{ExternalField, PointCharge};
 pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
+pub use integrator::{CAP_BAND, EXCESS_TOLERANCE, MAX_HALVINGS};
 pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
 pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
 pub use model::{

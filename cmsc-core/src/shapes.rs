@@ -1,5 +1,5 @@
 //! Procedural meshes used by the examples, benchmarks and tests: the paper's torus, a cloth
-//! grid and a UV sphere. Plain data (positions in m and triangles), no physics.
+//! grid, a UV sphere and a geodesic sphere. Plain data (positions in m and triangles), no physics.
 
 use std::f64::consts::TAU;
 
@@ -87,6 +87,68 @@ pub fn uv_sphere(rings: u32, segments: u32, radius: Real) -> TriMesh {
     TriMesh { positions, triangles }
 }
 
+/// A geodesic sphere of `radius` (m): an icosahedron whose triangles are split in four
+/// `subdivisions` times, new vertices pushed onto the sphere: `10 · 4^k + 2` nearly evenly spaced
+/// vertices (642 at `k = 3`, the validation report's Fig. 5 and 12 sphere; same construction and
+/// vertex order as `tests/validation/common.py`'s `icosphere_mesh`).
+pub fn icosphere(subdivisions: u32, radius: Real) -> TriMesh {
+    let t = (1.0 + 5f64.sqrt()) / 2.0;
+    let corners = [
+        [-1.0, t, 0.0],
+        [1.0, t, 0.0],
+        [-1.0, -t, 0.0],
+        [1.0, -t, 0.0],
+        [0.0, -1.0, t],
+        [0.0, 1.0, t],
+        [0.0, -1.0, -t],
+        [0.0, 1.0, -t],
+        [t, 0.0, -1.0],
+        [t, 0.0, 1.0],
+        [-t, 0.0, -1.0],
+        [-t, 0.0, 1.0],
+    ];
+    let mut unit: Vec<Vec3> = corners.iter().map(|c| Vec3::from_column_slice(c).normalize()).collect();
+    let mut triangles: Vec<[u32; 3]> = vec![
+        [0, 11, 5],
+        [0, 5, 1],
+        [0, 1, 7],
+        [0, 7, 10],
+        [0, 10, 11],
+        [1, 5, 9],
+        [5, 11, 4],
+        [11, 10, 2],
+        [10, 7, 6],
+        [7, 1, 8],
+        [3, 9, 4],
+        [3, 4, 2],
+        [3, 2, 6],
+        [3, 6, 8],
+        [3, 8, 9],
+        [4, 9, 5],
+        [2, 4, 11],
+        [6, 2, 10],
+        [8, 6, 7],
+        [9, 8, 1],
+    ];
+    for _ in 0..subdivisions {
+        let mut mid = std::collections::HashMap::new();
+        let mut midpoint = |a: u32, b: u32| -> u32 {
+            *mid.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                unit.push((unit[a as usize] + unit[b as usize]).normalize());
+                unit.len() as u32 - 1
+            })
+        };
+        triangles = triangles
+            .iter()
+            .flat_map(|&[a, b, c]| {
+                let (ab, bc, ca) = (midpoint(a, b), midpoint(b, c), midpoint(c, a));
+                [[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]
+            })
+            .collect();
+    }
+    TriMesh { positions: unit.iter().map(|p| p * radius).collect(), triangles }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,6 +162,11 @@ mod tests {
             assert_eq!(v - e as i64 + f, chi);
         }
         assert_eq!(torus(29, 5, 1.0, 0.3).positions.len(), 145);
+        let ico = icosphere(3, 2.0);
+        assert_eq!(ico.positions.len(), 642);
+        let e = springs_from_triangles(642, &ico.triangles).unwrap().structural.len();
+        assert_eq!(642 - e as i64 + ico.triangles.len() as i64, 2);
+        assert!(ico.positions.iter().all(|p| (p.norm() - 2.0).abs() < 1e-12));
     }
 
     #[test]

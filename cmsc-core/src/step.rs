@@ -5,8 +5,11 @@
 //!    changed since the last step;
 //! 2. **explicit forces at `x_t`** — vertex–vertex Coulomb (the field backend), external
 //!    charges and field, gravity: `q_t + f_ext` of [Paper](crate#references) Eq. (12);
-//! 3. **integrate** — the IMEX local/global iterations ([`crate::Integrator::Imex`]) or
-//!    velocity Verlet ([`crate::Integrator::Verlet`]), into scratch buffers;
+//! 3. **integrate** — the IMEX local/global iterations ([`crate::Integrator::Imex`]), velocity
+//!    Verlet ([`crate::Integrator::Verlet`]), or the implicit-midpoint sub-steps with Strang
+//!    kicks and the energy safeguard ([`crate::Integrator::ImexLowDissipation`], which
+//!    evaluates its forces itself and reuses those at `x_t` from the last step), into scratch
+//!    buffers;
 //! 4. **pins** — pinned vertices land exactly on their targets;
 //! 5. **collisions** — self-collision of the mesh ([`crate::SelfCollision`]), then projection
 //!    onto the ground and spheres and out of the triangle-mesh obstacles
@@ -24,15 +27,18 @@
 use rayon::prelude::*;
 
 use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
-use crate::counters::{timed, StepTimings};
+use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::{Error, Result};
-use crate::fields::add_gravity;
+use crate::fields::{add_gravity, gravity_energy};
 use crate::integrator::accel::{Anderson, ANDERSON_WINDOW};
-use crate::integrator::{imex_advance, verlet_advance, verlet_finish, ImexBuffers, Next, Now};
+use crate::integrator::{
+    imex_advance, verlet_advance, verlet_finish, Explicit, ImexBuffers, LocalBuffers, LowDissipation, Next,
+    Now, Potential,
+};
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
 use crate::model::{Integrator, Model, SimParams};
-use crate::springs::{spring_forces, Springs};
+use crate::springs::{spring_energy, spring_forces, Springs};
 use crate::State;
 
 /// Buffers reused across steps (no allocation while stepping).
@@ -74,6 +80,9 @@ pub(crate) struct Stepper {
     global_stale: bool,
     scratch: Scratch,
     timings: StepTimings,
+    counts: StepCounts,
+    /// The state of [`Integrator::ImexLowDissipation`] across steps.
+    low: LowDissipation,
 }
 
 impl Stepper {
@@ -89,6 +98,8 @@ impl Stepper {
             global_stale: false,
             scratch: Scratch::new(&model.springs, x),
             timings: StepTimings::default(),
+            counts: StepCounts::default(),
+            low: LowDissipation::default(),
         };
         stepper.ensure_factorization(model)?;
         Ok(stepper)
@@ -96,6 +107,8 @@ impl Stepper {
 
     /// Adopts new parameters: swaps the field backend if the method or the DDEF grid changed
     /// and marks the factorization stale if `h` changed. `old` are the parameters in force.
+    /// The forces and energy kept at the state are dropped (gravity, `k_c` or the method may
+    /// have changed them).
     ///
     /// # Errors
     /// As [`make_solver`]; the stepper is unchanged on error.
@@ -106,19 +119,44 @@ impl Stepper {
         }
         if new.time_step != old.time_step {
             self.global_stale = true;
+            self.low.refactor_later();
         }
+        if new.integrator != old.integrator {
+            self.low.reset_target();
+        }
+        self.low.state_edited();
         Ok(())
     }
 
     /// Masses or stiffnesses changed: refactor `M + h²L` numerically before the next step.
     pub fn refactor_later(&mut self) {
         self.global_stale = true;
+        self.low.refactor_later();
+        self.low.state_edited();
     }
 
     /// Pins changed: the free set, hence the matrix pattern, changed; analyse it again before
     /// the next step.
     pub fn reanalyse_later(&mut self) {
         self.global = None;
+        self.low.refactor_later();
+    }
+
+    /// Positions, velocities, charges or the external field were edited: forces and energies
+    /// kept from the last step no longer hold (the energy the edit added or removed counts as
+    /// work done on the system, see [`Integrator::ImexLowDissipation`]).
+    pub fn state_edited(&mut self) {
+        self.low.state_edited();
+    }
+
+    /// What the last step evaluated.
+    pub fn counts(&self) -> StepCounts {
+        self.counts
+    }
+
+    /// The energy target `H*` (J) of [`Integrator::ImexLowDissipation`] after the last step.
+    pub fn energy_target(&self) -> Option<Real> {
+        self.low.target()
     }
 
     /// The Coulomb method the backend implements.
@@ -192,14 +230,21 @@ impl Stepper {
         f_explicit: Option<&mut Vec<Vec3>>,
     ) -> Result<usize> {
         let mut t = StepTimings::default();
-        timed(&mut t.factorization, || self.ensure_factorization(model))?;
         let (params, pins) = (&model.params, &model.pins);
+        let low_dissipation = params.integrator == Integrator::ImexLowDissipation;
+        if !low_dissipation {
+            timed(&mut t.factorization, || self.ensure_factorization(model))?;
+        }
         let h = params.time_step;
         let s = &mut self.scratch;
-        explicit_forces(model, self.field.as_mut(), &state.x, &mut s.force, &mut t)?;
-        if let Some(record) = f_explicit {
-            record.clear();
-            record.extend_from_slice(&s.force);
+        let mut counts = StepCounts { attempts: 1, substeps: 1, ..StepCounts::default() };
+        if !low_dissipation {
+            explicit_forces(model, self.field.as_mut(), &state.x, &mut s.force, &mut t)?;
+            counts.coulomb_forces = 1;
+            if let Some(record) = f_explicit {
+                record.clear();
+                record.extend_from_slice(&s.force);
+            }
         }
         let now = Now { x: &state.x, v: &state.v };
         let next = Next { x: &mut s.x_new, v: &mut s.v_new };
@@ -218,6 +263,15 @@ impl Stepper {
                 explicit_forces(model, self.field.as_mut(), &s.x_new, &mut s.force, &mut t)?;
                 timed(&mut t.springs, || spring_forces(&model.springs, &s.x_new, &mut s.force));
                 verlet_finish(h, &model.mass, &s.force, &mut s.v_new);
+                counts.coulomb_forces = 2;
+            }
+            Integrator::ImexLowDissipation => {
+                let mut explicit =
+                    StepExplicit { model, field: self.field.as_mut(), t: StepTimings::default() };
+                let local = LocalBuffers { d: &mut s.d, jd: &mut s.jd };
+                let result = self.low.advance(model, &mut explicit, now, local, next, &mut t);
+                t += explicit.t;
+                counts = result?;
             }
         }
         let finish = std::time::Instant::now();
@@ -252,8 +306,15 @@ impl Stepper {
         std::mem::swap(&mut state.v, &mut s.v_new);
         state.time += h;
         state.steps += 1;
+        if low_dissipation {
+            self.low.commit();
+            if contacts > 0 {
+                self.low.state_edited(); // colliders moved vertices: F and U at x_t are stale
+            }
+        }
         t.finish += finish.elapsed();
         self.timings = t;
+        self.counts = counts;
         Ok(contacts)
     }
 }
@@ -278,6 +339,31 @@ fn explicit_forces(
         add_gravity(&model.mass, model.params.gravity, out);
     });
     Ok(())
+}
+
+/// The explicit forces and the potential energy for [`Integrator::ImexLowDissipation`], timed
+/// into `t`.
+struct StepExplicit<'a> {
+    model: &'a Model,
+    field: &'a mut dyn FieldSolver,
+    t: StepTimings,
+}
+
+impl Explicit for StepExplicit<'_> {
+    fn forces(&mut self, x: &[Vec3], out: &mut [Vec3]) -> Result<()> {
+        explicit_forces(self.model, self.field, x, out, &mut self.t)
+    }
+
+    fn potential(&mut self, x: &[Vec3]) -> Result<Potential> {
+        let m = self.model;
+        let (q, k_c, eps) = (&m.charge, m.params.coulomb_constant, m.softening());
+        let coulomb = timed(&mut self.t.coulomb, || self.field.potential(x, q, k_c, eps))?;
+        let (spring, external, gravity) = timed(&mut self.t.external, || {
+            let external = m.external.potential_energy(x, q, k_c, eps);
+            (spring_energy(&m.springs, x), external, gravity_energy(&m.mass, m.params.gravity, x))
+        });
+        Ok(Potential { spring, coulomb, external, gravity })
+    }
 }
 
 /// A free vertex whose step the integrator could not resolve (see [`unresolved_motion`]).

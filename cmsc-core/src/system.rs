@@ -4,7 +4,7 @@
 
 use crate::collision::{MeshColliders, SelfCollision, Sphere};
 use crate::coulomb::FieldMethod;
-use crate::counters::StepTimings;
+use crate::counters::{StepCounts, StepTimings};
 use crate::energy::Energies;
 use crate::error::{Error, Result};
 use crate::fields::ExternalField;
@@ -158,6 +158,21 @@ impl System {
         self.stepper.timings()
     }
 
+    /// What the last step evaluated: Coulomb forces and potentials, sub-steps (see
+    /// [`StepCounts`]).
+    pub fn last_step_counts(&self) -> StepCounts {
+        self.stepper.counts()
+    }
+
+    /// The energy target `H*` (J) of [`crate::Integrator::ImexLowDissipation`] after the last
+    /// step: the initial total energy plus the work done on the system since (edits, pins,
+    /// colliders, damping); `None` before its first step or with another integrator.
+    pub fn energy_target(&self) -> Option<Real> {
+        (self.model.params.integrator == crate::Integrator::ImexLowDissipation)
+            .then(|| self.stepper.energy_target())
+            .flatten()
+    }
+
     /// Indices of pinned vertices, in the order given to [`System::set_pins`].
     pub fn pins(&self) -> &[u32] {
         self.model.pins()
@@ -223,6 +238,7 @@ impl System {
             return Err(Error::invalid("charges", Some(i), "is NaN or infinite"));
         }
         self.model.charge.copy_from_slice(charges);
+        self.stepper.state_edited();
         Ok(())
     }
 
@@ -234,6 +250,7 @@ impl System {
         check_len("positions", positions.len(), self.n_vertices(), "vertices")?;
         check_finite3("positions", positions)?;
         self.state.x.copy_from_slice(positions);
+        self.stepper.state_edited();
         Ok(())
     }
 
@@ -245,6 +262,7 @@ impl System {
         check_len("velocities", velocities.len(), self.n_vertices(), "vertices")?;
         check_finite3("velocities", velocities)?;
         self.state.v.copy_from_slice(velocities);
+        self.stepper.state_edited();
         Ok(())
     }
 
@@ -303,6 +321,7 @@ impl System {
     /// [`Error::InvalidArgument`] on a length mismatch or a non-finite value.
     pub fn set_external_charges(&mut self, positions: &[Vec3], charges: &[Real]) -> Result<()> {
         self.model.external.charges = ExternalField::charges_from_arrays(positions, charges)?;
+        self.stepper.state_edited();
         Ok(())
     }
 
@@ -313,6 +332,7 @@ impl System {
     pub fn set_uniform_field(&mut self, field: Vec3) -> Result<()> {
         check_finite3("field", &[field])?;
         self.model.external.uniform = field;
+        self.stepper.state_edited();
         Ok(())
     }
 

@@ -39,8 +39,9 @@ unsafe fn groups_and_target(
 /// restored afterwards.
 ///
 /// `group_weights`: n_groups × n doubles, row-major. `group_charges`: n_groups (C).
-/// `target`: 3 n doubles (m). CMSC_INVALID_ARGUMENT also for the Verlet integrator and for a
-/// collider contact during the rollout; CMSC_DIVERGED if a step diverges.
+/// `target`: 3 n doubles (m). CMSC_INVALID_ARGUMENT also for the Verlet and the
+/// low-dissipation IMEX integrators (only CMSC_INTEGRATOR_IMEX, the paper's Eq. 12, has an
+/// adjoint) and for a collider contact during the rollout; CMSC_DIVERGED if a step diverges.
 ///
 /// # Safety
 /// `sim` must be NULL or a live handle; every pointer valid for its stated length; `out_loss`

@@ -109,6 +109,7 @@ impl CmscParams {
         let integrator = match self.integrator {
             0 => Integrator::Imex,
             1 => Integrator::Verlet,
+            2 => Integrator::ImexLowDissipation,
             other => {
                 return Err(FfiError::invalid(format!(
                     "`params.integrator`: unknown CmscIntegrator value {other}"

@@ -57,6 +57,8 @@ fn create_rejects_each_bad_input_naming_it() {
         (Box::new(|_, _, _, _, p| p.gravity[1] = f64::NAN), CMSC_INVALID_ARGUMENT, "params.gravity"),
         (Box::new(|_, _, _, _, p| p.coulomb = 99), CMSC_INVALID_ARGUMENT, "params.coulomb"),
         (Box::new(|_, _, _, _, p| p.integrator = 7), CMSC_INVALID_ARGUMENT, "params.integrator"),
+        (Box::new(|_, _, _, _, p| p.integrator = 3), CMSC_INVALID_ARGUMENT, "params.integrator"),
+        (Box::new(|_, _, _, _, p| p.integrator = u32::MAX), CMSC_INVALID_ARGUMENT, "params.integrator"),
         (
             Box::new(|_, _, _, _, p| p.ground_height = f64::INFINITY),
             CMSC_INVALID_ARGUMENT,

@@ -90,9 +90,15 @@ impl DirectSum {
 }
 
 /// Pairwise Coulomb energy `Σ_{i<j} k_c q_i q_j / sqrt(|x_i − x_j|² + ε²)` (J), the potential
-/// of the softened force (exact sum, parallel over `i`).
+/// of the softened force (exact sum over the charged vertices, parallel over `i`).
+///
+/// # Panics
+/// If `x` and `q` differ in length.
 pub fn coulomb_energy(x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Real {
+    assert_eq!(x.len(), q.len());
     let eps2 = eps * eps;
+    let (x, q): (Vec<Vec3>, Vec<Real>) =
+        x.iter().zip(q).filter(|(_, &q)| q != 0.0).map(|(x, q)| (*x, *q)).unzip();
     let sum: Real = (0..x.len())
         .into_par_iter()
         .map(|i| {

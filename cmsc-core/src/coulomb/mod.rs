@@ -107,6 +107,21 @@ pub trait FieldSolver: Send {
     /// # Panics
     /// If `x`, `q` and `out` differ in length.
     fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()>;
+
+    /// The Coulomb potential energy (J) whose gradient the forces approximate,
+    /// `Σ_{i<j} k_c q_i q_j / sqrt(|x_i − x_j|² + ε²)`; the energy safeguard of
+    /// [`crate::Integrator::ImexLowDissipation`] reads it after every sub-step. The default is
+    /// the exact pairwise sum, [`coulomb_energy`] (`O(c²)` for `c` charged vertices): exact for
+    /// the direct backends, the fallback for the others.
+    ///
+    /// # Errors
+    /// Backend-specific, as [`FieldSolver::forces`]; the default never fails.
+    ///
+    /// # Panics
+    /// If `x` and `q` differ in length.
+    fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Result<Real> {
+        Ok(coulomb_energy(x, q, k_c, eps))
+    }
 }
 
 /// DDEF's far-field gather, [Paper](crate#references) Eq. (9) (Alg. 1, line 4), run somewhere
@@ -173,6 +188,11 @@ impl FieldSolver for NoField {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
         Ok(())
+    }
+
+    fn potential(&mut self, x: &[Vec3], q: &[Real], _: Real, _: Real) -> Result<Real> {
+        assert_eq!(x.len(), q.len());
+        Ok(0.0)
     }
 }
 

@@ -175,6 +175,7 @@ impl System {
         (self.state, self.model.charge) = (s.state, s.charge);
         self.model.params.acceleration = s.acceleration;
         self.stepper.set_directions(s.d);
+        self.stepper.state_edited();
     }
 
     /// Runs `steps` IMEX steps from the current state with vertex charges
@@ -200,7 +201,9 @@ impl System {
             return Err(Error::invalid(
                 "params.integrator",
                 None,
-                "gradients are computed through the IMEX integrator only; select IMEX",
+                "gradients are computed through the paper's IMEX integrator (Eq. 12) only, not through \
+                 Verlet or the low-dissipation IMEX (its adjoint, halvings included, is not implemented); \
+                 select IMEX",
             ));
         }
         if groups.n_vertices() != n {
@@ -368,7 +371,7 @@ impl Reverse {
             let (done, next) = self.iterates.split_at_mut(k + 1);
             next[0].copy_from_slice(&done[k]);
             let local = LocalBuffers { d: &mut self.d, jd: &mut self.jd };
-            imex_iterate(model, global, &self.y, f_explicit, local, &mut next[0], &mut timings);
+            imex_iterate(model, global, h, &self.y, f_explicit, local, &mut next[0], &mut timings);
         }
         // v_{t+1} = (x_{t+1} − x_t)/h; pinned x_{t+1} are constants.
         let (x_bar, v_bar) = (&mut adj.x, &mut adj.v);

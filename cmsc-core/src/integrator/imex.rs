@@ -69,7 +69,7 @@ pub(crate) fn advance(
             let plain = |x: &mut [Vec3]| {
                 let inertial = inertial_objective(&model.mass, h, y, f_explicit, x);
                 let local = LocalBuffers { d: &mut *d, jd: &mut *jd };
-                inertial + h * h * iterate(model, global, y, f_explicit, local, x, timings)
+                inertial + h * h * iterate(model, global, h, y, f_explicit, local, x, timings)
             };
             anderson.run(p.iterations as usize, pinned, x_new, plain, energy);
         }
@@ -78,6 +78,7 @@ pub(crate) fn advance(
                 iterate(
                     model,
                     global,
+                    p.time_step,
                     y,
                     f_explicit,
                     LocalBuffers { d: &mut *d, jd: &mut *jd },
@@ -109,11 +110,16 @@ pub(crate) fn start<'m>(model: &'m Model, now: Now<'_>, y: &mut [Vec3], x0: &mut
 }
 
 /// One local/global iteration: `d = local step at xᵏ`, then `xᵏ⁺¹ = A⁻¹ (M y + h² (J d + f))`
-/// written over `x` (free vertices only; pinned entries are read as the targets). Returns the
-/// spring energy at `xᵏ` (J), a by-product of the local step.
+/// written over `x` (free vertices only; pinned entries are read as the targets). `h` (s) is
+/// the step length of the implicit equation, the one `global` factored `A = M + h²L` with:
+/// `model.params.time_step` for Eq. (12), half of it for the implicit midpoint of
+/// [`super::low_dissipation`]. Returns the spring energy at `xᵏ` (J), a by-product of the local
+/// step.
+#[allow(clippy::too_many_arguments)] // the iteration's inputs, each borrowed for the adjoint
 pub(crate) fn iterate(
     model: &Model,
     global: &mut GlobalSolver,
+    h: Real,
     y: &[Vec3],
     f_explicit: &[Vec3],
     local: LocalBuffers<'_>,
@@ -121,7 +127,7 @@ pub(crate) fn iterate(
     timings: &mut StepTimings,
 ) -> Real {
     let (mass, springs) = (&model.mass, &model.springs);
-    let h2 = model.params.time_step * model.params.time_step;
+    let h2 = h * h;
     let LocalBuffers { d, jd } = local;
     let energy = timed(&mut timings.springs, || {
         let energy = local_step_energy(springs, x, d);

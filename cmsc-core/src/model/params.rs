@@ -28,6 +28,14 @@ pub enum Integrator {
     /// Velocity Verlet with the same forces, all explicit: symplectic and second order, but only
     /// stable for small `h`. Kept as the validation reference.
     Verlet,
+    /// A less dissipative implicit-explicit step: springs by the implicit midpoint rule on the
+    /// same local/global solver (factoring `M + (h/2)² L`), Coulomb and external forces as two
+    /// half kicks around it (Strang splitting, one Coulomb evaluation per step), with an energy
+    /// safeguard that redoes a step as two half steps when it raises the total energy beyond
+    /// the work done on the system, and caps small excesses. Keeps motion lively at large
+    /// steps where [`Integrator::Imex`] damps it; see `integrator/low_dissipation.rs` for the
+    /// equations. No gradients ([`crate::System::rollout_gradient`] refuses it).
+    ImexLowDissipation,
 }
 
 /// How the local/global iterations of an IMEX step are run.
@@ -61,7 +69,8 @@ pub enum Softening {
 pub struct SimParams {
     /// Time step `h` (s).
     pub time_step: Real,
-    /// Local/global iterations per IMEX step (Liu 2013 §4). Ignored by [`Integrator::Verlet`].
+    /// Local/global iterations per IMEX step (Liu 2013 §4), and per sub-step of
+    /// [`Integrator::ImexLowDissipation`]. Ignored by [`Integrator::Verlet`].
     pub iterations: u32,
     /// How the iterations are run: accelerated (the default) or plain.
     pub acceleration: Acceleration,

@@ -45,6 +45,10 @@ pub struct DdefTimings {
 /// `O(m n)` gather, interpolation at the charges, and exact near field. Near charges are those
 /// left out of any vertex of the charge's tet; each is subtracted from the interpolation and
 /// added exactly, so every charge is counted once (see the source's module docs).
+///
+/// Its [`FieldSolver::potential`] is the trait's default, the exact pairwise sum: a fallback
+/// that keeps [`crate::Integrator::ImexLowDissipation`]'s energy safeguard exact but costs
+/// `O(n²)` per sub-step (an interpolated potential with DDEF's near/far split is not built yet).
 pub struct Ddef {
     /// Grid size of the next call (`0` before an adaptive solver's first call).
     m: u32,
