@@ -72,6 +72,13 @@ pub struct Anderson {
     rhs: Vec<Real>,
 }
 
+impl Default for Anderson {
+    /// An accelerator with the library's window, [`ANDERSON_WINDOW`].
+    fn default() -> Self {
+        Anderson::new(ANDERSON_WINDOW)
+    }
+}
+
 impl Anderson {
     /// Acceleration with a window of `window ≥ 1` previous iterates ([`ANDERSON_WINDOW`]).
     ///

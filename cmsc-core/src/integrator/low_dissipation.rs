@@ -54,13 +54,14 @@
 
 use rayon::prelude::*;
 
+use super::accel::{inertial_objective, objective, Anderson};
 use super::imex::{iterate, LocalBuffers};
 use super::{Next, Now};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::Result;
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
-use crate::model::{Damping, Model};
+use crate::model::{Acceleration, Damping, Model};
 
 /// Deepest halving of a step: at most `2^8 = 256` sub-steps, reached only around close
 /// encounters. Measured on the paper's torus at 0.01 kg per vertex and `h = 0.15 s`
@@ -163,6 +164,8 @@ pub(crate) struct LowDissipation {
     v_plus: Vec<Vec3>,
     zero: Vec<Vec3>,
     pin_end: Vec<Vec3>,
+    /// The drift's accelerated iterations (`SimParams::acceleration`).
+    anderson: Anderson,
 }
 
 impl LowDissipation {
@@ -272,8 +275,13 @@ impl LowDissipation {
                     .map(|(&i, target)| x[i as usize] + (target - x[i as usize]) * end),
             );
             let global = level_solver(&mut self.levels, model, level as usize, t)?;
-            let bufs =
-                Drift { y: &mut self.y, v_plus: &mut self.v_plus, zero: &self.zero, pin_end: &self.pin_end };
+            let bufs = Drift {
+                y: &mut self.y,
+                v_plus: &mut self.v_plus,
+                zero: &self.zero,
+                pin_end: &self.pin_end,
+                anderson: &mut self.anderson,
+            };
             let now = Now { x: &self.xc, v: &self.vc };
             drift(
                 model,
@@ -348,6 +356,7 @@ struct Drift<'a> {
     zero: &'a [Vec3],
     /// Where each pin is at the sub-step's end (m), in pin order.
     pin_end: &'a [Vec3],
+    anderson: &'a mut Anderson,
 }
 
 /// First half kick and the implicit-midpoint spring drift of the module docs: from `now` with
@@ -366,7 +375,7 @@ fn drift(
     t: &mut StepTimings,
 ) {
     let (Now { x, v }, Next { x: z, v: v_new }) = (now, next);
-    let Drift { y, v_plus, zero, pin_end } = buf;
+    let Drift { y, v_plus, zero, pin_end, anderson } = buf;
     let mass = &model.mass;
     v_plus.par_iter_mut().zip(y.par_iter_mut()).enumerate().for_each(|(i, (vp, y))| {
         *vp = v[i] + f[i] * (0.5 * h / mass[i]);
@@ -378,8 +387,25 @@ fn drift(
         z[i as usize] = (x[i as usize] + end) * 0.5;
     }
     let LocalBuffers { d, jd } = local;
-    for _ in 0..model.params.iterations {
-        iterate(model, global, 0.5 * h, y, zero, LocalBuffers { d: &mut *d, jd: &mut *jd }, z, t);
+    let (half, iterations) = (0.5 * h, model.params.iterations);
+    match model.params.acceleration {
+        // the same Anderson acceleration as Eq. (12)'s iterations, on the implicit equation of
+        // step h/2 (no explicit force: the kicks carry it)
+        Acceleration::Anderson => {
+            let y = &*y;
+            let energy = |x: &[Vec3]| objective(mass, &model.springs, half, y, zero, x);
+            let plain = |x: &mut [Vec3]| {
+                let inertial = inertial_objective(mass, half, y, zero, x);
+                let local = LocalBuffers { d: &mut *d, jd: &mut *jd };
+                inertial + half * half * iterate(model, global, half, y, zero, local, x, t)
+            };
+            anderson.run(iterations as usize, &model.pins.pinned, z, plain, energy);
+        }
+        Acceleration::Plain => {
+            for _ in 0..iterations {
+                iterate(model, global, half, y, zero, LocalBuffers { d: &mut *d, jd: &mut *jd }, z, t);
+            }
+        }
     }
     // xₙ₊₁ = 2z − xₙ, v⁻ = 4 (z − xₙ)/h − v⁺, written over z and v_new
     let four_over_h = 4.0 / h;
