@@ -24,6 +24,7 @@ class Integrator(enum.IntEnum):
 
     IMEX = 0
     VERLET = 1
+    IMEX_LOW_DISSIPATION = 2
 
 
 @dataclass

@@ -22,7 +22,7 @@ import numpy as np
 from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, MeshColliders, Setup, combine
 from ..sim.mesh import charge_shares, lumped_measure, mesh_springs
-from ..sim.params import CoulombMethod
+from ..sim.params import CoulombMethod, Integrator
 from . import activity, bridge, cache, preferences
 
 MICRO = 1e-6  # C per µC: the UI shows charges in µC
@@ -43,6 +43,7 @@ def params(scene, s, substeps=None):
     p = SimParams(
         time_step=1.0 / (fps * (substeps or s.substeps)),
         iterations=s.iterations,
+        integrator=Integrator[s.integrator],
         damping=s.damping,
         gravity=gravity,
         coulomb=method,

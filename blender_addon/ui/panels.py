@@ -101,6 +101,7 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "damping")
         col.prop(s, "substeps")
         col.prop(s, "iterations")
+        col.prop(s, "integrator")
         col.prop(s, "coulomb_method")
         line = coulomb_line(obj)
         if line:

@@ -26,6 +26,10 @@ def two_group_sphere(tmp):
         assert bpy.ops.cmsc.charge_group_add() == {"FINISHED"}
         s.charge_groups[name].distribution = "PER_VERTEX"
         s.charge_groups[name].charge = charge
+    # the fit differentiates plain local/global iterations and the bake runs accelerated ones:
+    # converged far enough, both are the same implicit step (at the default 6 they differ by
+    # about 1 % in the fitted charges)
+    s.iterations = 40
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     sample = read_pc2(s.cache_path)[FRAME - 1]
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
