@@ -1,6 +1,8 @@
 //! Scenes shared by the integration tests.
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod newton;
+
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Integrator, SimParams, System, Vec3};
 
 /// The paper's torus (§4, Fig. 4): 29 × 5 = 145 vertices, R = 1 m, r = 0.3 m, structural
