@@ -269,7 +269,8 @@ def cmsc_params(h, integrator, coulomb=CoulombMethod.DIRECT, grid_points=1000, i
 
 def run_cmsc(scene, h, integrator, duration, sample_dt, limit, keep_x=False, x0=None):
     """Runs cmsc from rest for `duration` s, sampling every round(sample_dt / h) steps."""
-    name = {Integrator.IMEX: "cmsc IMEX", Integrator.VERLET: "cmsc Verlet"}[integrator]
+    name = {Integrator.IMEX: "cmsc IMEX", Integrator.VERLET: "cmsc Verlet",
+            Integrator.IMEX_LOW_DISSIPATION: "cmsc IMEX low-dissipation"}[integrator]
     traj = Trajectory(name, h)
     t0 = time.perf_counter()
     every = sample_steps(h, sample_dt)

@@ -49,12 +49,14 @@ def finite_or_none(v):
 # Figs. 4 and 5: energy error of the integrators
 # ---------------------------------------------------------------------------------------------
 
-CODES = ("cmsc IMEX", "cmsc Verlet", "LAMMPS fix nve", "JAX MD nve")
+CODES = ("cmsc IMEX", "cmsc IMEX low-dissipation", "cmsc Verlet", "LAMMPS fix nve", "JAX MD nve")
 
 
 def run_code(code, scene, h, duration, sample_dt, limit, cutoff, keep_x):
     if code == "cmsc IMEX":
         return run_cmsc(scene, h, Integrator.IMEX, duration, sample_dt, limit, keep_x)
+    if code == "cmsc IMEX low-dissipation":
+        return run_cmsc(scene, h, Integrator.IMEX_LOW_DISSIPATION, duration, sample_dt, limit, keep_x)
     if code == "cmsc Verlet":
         return run_cmsc(scene, h, Integrator.VERLET, duration, sample_dt, limit, keep_x)
     if code == "LAMMPS fix nve":
@@ -170,8 +172,8 @@ def fig5_bunny(cfg):
 
 
 def fig12_grid(cfg):
-    """Relative energy error at frame `frames` of IMEX at h against Verlet at h_ref over a
-    (k_s, q) grid (Fig. 12)."""
+    """Relative energy error at frame `frames` of IMEX (and of the low-dissipation IMEX,
+    `err_low`) at h against Verlet at h_ref over a (k_s, q) grid (Fig. 12)."""
     c = cfg["fig12"]
     duration = c["frames"] * c["h"]
     cells = []
@@ -179,11 +181,16 @@ def fig12_grid(cfg):
         for q in c["q"]:
             scene = bunny_scene(q, ks, c["subdivisions"])
             imex = run_cmsc(scene, c["h"], Integrator.IMEX, duration, duration, c["limit"])
+            low = run_cmsc(scene, c["h"], Integrator.IMEX_LOW_DISSIPATION, duration, duration, c["limit"])
             ref = run_cmsc(scene, c["h_ref"], Integrator.VERLET, duration, duration, c["limit"])
-            err = None
-            if not imex.failed and not ref.failed:
-                err = abs(imex.energy[-1] - ref.energy[-1]) / abs(ref.energy[-1])
-            cells.append({"ks": ks, "q": q, "err": err, "failed": imex.failed or ref.failed})
+
+            def error(run):
+                if run.failed or ref.failed:
+                    return None
+                return abs(run.energy[-1] - ref.energy[-1]) / abs(ref.energy[-1])
+
+            cells.append({"ks": ks, "q": q, "err": error(imex), "err_low": error(low),
+                          "failed": imex.failed or ref.failed, "failed_low": low.failed})
     log("fig12: reference check at the hardest corner")
     scene = bunny_scene(max(c["q"]), min(c["ks"]), c["subdivisions"])
     a = run_cmsc(scene, c["h_ref"], Integrator.VERLET, duration, duration, c["limit"])

@@ -132,3 +132,19 @@ def test_bunny_and_parameter_grid(smoke):
     assert r12["ref_check"] < 0.05
     errs = [c["err"] for c in r12["cells"]]
     assert all(e is not None and e < 1.0 for e in errs), errs
+
+
+def test_the_low_dissipation_imex_keeps_the_energy_and_stays_bounded(smoke):
+    """Issue 20: the low-dissipation IMEX beats the paper's energy claim on its torus, and stays
+    bounded on the Fig. 5 sphere and over the Fig. 12 grid, where Eq. 12 may not."""
+    r = smoke[1]["fig4"]
+    for h, bound in ((0.015, 0.05), (0.03, 0.08), (0.15, 0.15)):
+        low, paper = by(r["runs"], "cmsc IMEX low-dissipation", h), by(r["runs"], "cmsc IMEX", h)
+        assert low["failed"] is None, low["failed"]
+        assert low["mean_err"] < bound and low["mean_err"] < paper["mean_err"], (h, low["mean_err"])
+    for entry in smoke[1]["fig5"]["charges"]:
+        for row in entry["rows"]:
+            if row["code"] == "cmsc IMEX low-dissipation":
+                assert row["failed"] is None and row["mean"] < 0.05, row
+    cells = smoke[1]["fig12"]["cells"]
+    assert all(c["err_low"] is not None and c["err_low"] < 0.1 for c in cells), cells
