@@ -17,7 +17,7 @@
 //!   in the README were taken on it (charges filling little of their box).
 //!
 //! Run: `cargo run --release -p cmsc-core --example bake_profile -- [--n 10000] [--steps 20]
-//! [--method ddef|direct|off] [--iterations 10] [--charged 1] [--m 0] [--every 0]
+//! [--method ddef|direct|off] [--iterations 6] [--plain] [--charged 1] [--m 0] [--every 0]
 //! [--snapshots DIR] [--scene hanging|falling] [--charge 10]`.
 //! `--m` is the DDEF grid size (0 = adaptive, the add-on's default). With `--every` > 0 it
 //! also prints the mean Coulomb time of each window of that many steps (the cost changes as the
@@ -29,7 +29,9 @@
 use std::time::{Duration, Instant};
 
 use cmsc_core::shapes::{grid, TriMesh};
-use cmsc_core::{springs_from_triangles, FieldMethod, Real, SimParams, StepTimings, System, Vec3};
+use cmsc_core::{
+    springs_from_triangles, Acceleration, FieldMethod, Real, SimParams, StepTimings, System, Vec3,
+};
 
 /// The value after `--name`, parsed, or `default`.
 fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -68,7 +70,10 @@ fn main() {
         "off" => FieldMethod::Off,
         other => panic!("--method {other:?}: use ddef, direct or off"),
     };
-    let iterations: u32 = arg("--iterations", 10);
+    let iterations: u32 = arg("--iterations", cmsc_core::DEFAULT_ITERATIONS);
+    // plain Liu 2013 iterations instead of the accelerated ones (the default before issue 19 was
+    // 10 plain)
+    let plain = std::env::args().any(|a| a == "--plain");
     let charged: f64 = arg("--charged", 1.0);
     let grid_points: u32 = arg("--m", 0);
     let every: u32 = arg("--every", 0);
@@ -89,6 +94,7 @@ fn main() {
     let params = SimParams {
         time_step: 1.0 / 120.0,
         iterations,
+        acceleration: if plain { Acceleration::Plain } else { Acceleration::Anderson },
         coulomb: method,
         grid_points,
         ..SimParams::default()
@@ -138,7 +144,8 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / steps as f64;
     println!(
-        "{scene} {nv} {method:?} m={grid_points} K={iterations}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
+        "{scene} {nv} {method:?} m={grid_points} K={iterations}{}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
+        if plain { " plain" } else { " accelerated" },
         ms(sum.factorization),
         ms(sum.coulomb),
         ms(sum.external),
