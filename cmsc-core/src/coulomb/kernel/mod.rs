@@ -11,7 +11,7 @@
 //!   instruction, for DDEF's far-field gather (Eq. (9)), whose sums only need to be far more
 //!   accurate than DDEF's own approximation.
 //! - [`inv_r3`], the scalar `1 / (r² + ε²)^{3/2}`, for the sums that run term by term.
-//! - The potential, `Σ_j q_j / (|p − x_j|² + ε²)^{1/2}` ([`potential_sum`]), the same way in
+//! - The potential, `Σ_j q_j / (|p − x_j|² + ε²)^{1/2}` ([`potential_sum_refined`]), the same way in
 //!   `f64` (portable, or AVX2+FMA without a square root or division), for DDEF's potential
 //!   energy.
 
@@ -100,14 +100,15 @@ pub(crate) fn potential_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Real {
     acc.iter().sum()
 }
 
-/// The softened potential sum at `p` (see [`potential_sum_portable`]), with the AVX2+FMA
-/// kernel where the CPU has it (three refinements of `1/r`: `f64` round-off).
+/// The softened potential sum at `p` (see [`potential_sum_portable`]), with the AVX2+FMA kernel
+/// where the CPU has it and `NEWTON` refinements of its `1/r` estimate: 3 give `f64` round-off,
+/// 1 a relative error of `2·10⁻⁷` per term. The portable kernel is exact either way.
 #[inline]
-pub(crate) fn potential_sum(p: Vec3, eps2: Real, s: &Soa) -> Real {
+pub(crate) fn potential_sum_refined<const NEWTON: usize>(p: Vec3, eps2: Real, s: &Soa) -> Real {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: AVX2 and FMA are present (checked above); `s` is padded to LANES.
-        return unsafe { avx2::potential_sum::<3>(p, eps2, s) };
+        return unsafe { avx2::potential_sum::<NEWTON>(p, eps2, s) };
     }
     potential_sum_portable(p, eps2, s)
 }
