@@ -182,8 +182,8 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
                 "Low Dissipation",
                 "Implicit-midpoint springs between two half kicks of the charges, with an energy safeguard: the "
                 "motion stays lively at frame-sized steps (what damps it then is Settling and Damping). The "
-                "safeguard sums the Coulomb energy exactly, which costs about one direct Coulomb evaluation per "
-                "step: slow on large charged meshes",
+                "safeguard needs the Coulomb energy every step, about one more Coulomb evaluation: summed "
+                "exactly with the exact methods (slow on large charged meshes), DDEF's own with DDEF",
             ),
         ],
         default="IMEX",

@@ -3,6 +3,11 @@
 //! The direct sum is timed in full up to 100K; at 1M it is timed and checked on 2,000 sampled
 //! targets and its full time extrapolated (n/2000 × the sampled time).
 //!
+//! A second table gives the Coulomb potential energy `U`: DDEF's `potential` right after its
+//! `forces` at the same positions (as the low-dissipation integrator calls them), on a fresh
+//! solver (placing and locating too), and the exact pairwise sum, with the relative error of
+//! `U` (the exact sum is skipped above 200K).
+//!
 //! Run: `cargo run --release -p cmsc-core --example ddef_bench [-- --large] [--n 5000,20000] [--m 1000,3000] [--face]`
 //! (`--m 0`: the adaptive grid, timed once its size has settled).
 //! (`--face`: near sets of face neighbours only, instead of the default one-ring).
@@ -13,7 +18,7 @@
 
 use std::time::Instant;
 
-use cmsc_core::coulomb::{Ddef, DirectSum, FieldSolver, Neighborhood, Placement};
+use cmsc_core::coulomb::{coulomb_energy, Ddef, DirectSum, FieldSolver, Neighborhood, Placement};
 use cmsc_core::{shapes, Real, Vec3, COULOMB_CONSTANT as KC};
 
 fn torus_points(n: usize) -> Vec<Vec3> {
@@ -50,6 +55,7 @@ fn main() {
     });
     let file = std::env::args().skip_while(|a| a != "--points").nth(1);
     let sizes = if file.is_some() { vec![0] } else { sizes };
+    let mut potential_rows = vec![];
     for &n in &sizes {
         let (x, q) = match &file {
             Some(path) => {
@@ -76,6 +82,9 @@ fn main() {
         let t = Instant::now();
         direct.forces_on(&x, &q, KC, eps, &targets, &mut exact);
         let direct_s = t.elapsed().as_secs_f64() * (n as f64 / targets.len() as f64);
+        let t = Instant::now();
+        let exact_u = (!sampled).then(|| coulomb_energy(&x, &q, KC, eps));
+        let exact_u_s = t.elapsed().as_secs_f64();
         for &m in &grids {
             let mut ddef = Ddef::new(m).with_neighborhood(neighborhood);
             if let Some(placement) = placement {
@@ -101,6 +110,24 @@ fn main() {
             let s = ddef.timings();
             let num: Real = targets.iter().zip(&exact).map(|(&i, e)| (out[i] - e).norm_squared()).sum();
             let den: Real = exact.iter().map(|e| e.norm_squared()).sum();
+            let t = Instant::now();
+            let u = ddef.potential(&x, &q, KC, eps).unwrap(); // reuses the forces' grid and sets
+            let potential_s = t.elapsed().as_secs_f64();
+            let mut fresh =
+                Ddef::new(s.grid_points).with_neighborhood(neighborhood).with_placement(ddef.placement());
+            let t = Instant::now();
+            let u_fresh = fresh.potential(&x, &q, KC, eps).unwrap();
+            let fresh_s = t.elapsed().as_secs_f64();
+            potential_rows.push(format!(
+                "| {n} | {m_label} | {:.1} ms | {:.1} ms ({:.2}×) | {:.1} ms | {} | {} | {} |",
+                ddef_s * 1e3,
+                potential_s * 1e3,
+                potential_s / ddef_s,
+                fresh_s * 1e3,
+                exact_u.map_or("-".into(), |_| format!("{:.1} ms", exact_u_s * 1e3)),
+                exact_u.map_or("-".into(), |e| format!("{:.2e}", (u - e).abs() / e.abs())),
+                exact_u.map_or("-".into(), |e| format!("{:.2e}", (u_fresh - e).abs() / e.abs())),
+            ));
             let gather_pairs = (s.grid_points as f64 + 8.0) * n as f64;
             println!(
                 "| {n} | {m_label} | {:.1} ms | {:.1} ms (first call) | {:.1} ms | {:.1} ms | {:.1} ms | {:.3} s | {:.2} s{} | {:.1}× | {:.4} | {:.3} / {:.3} | {} |",
@@ -119,5 +146,13 @@ fn main() {
                 s.guarded,
             );
         }
+    }
+    println!();
+    println!(
+        "| n | m | DDEF forces | DDEF potential after forces | DDEF potential, fresh | exact potential | U rel. error | fresh U rel. error |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for row in potential_rows {
+        println!("{row}");
     }
 }

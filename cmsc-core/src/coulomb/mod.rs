@@ -112,7 +112,8 @@ pub trait FieldSolver: Send {
     /// `Σ_{i<j} k_c q_i q_j / sqrt(|x_i − x_j|² + ε²)`; the energy safeguard of
     /// [`crate::Integrator::ImexLowDissipation`] reads it after every sub-step. The default is
     /// the exact pairwise sum, [`coulomb_energy`] (`O(c²)` for `c` charged vertices): exact for
-    /// the direct backends, the fallback for the others.
+    /// the direct backends. [`Ddef`] (also behind [`FieldMethod::DdefGpu`]) overrides it with
+    /// the potential of its own near/far split, `O(m n)`.
     ///
     /// # Errors
     /// Backend-specific, as [`FieldSolver::forces`]; the default never fails.
@@ -164,6 +165,16 @@ pub(crate) struct Charged {
 }
 
 impl Charged {
+    /// Whether the charged vertices of `x`, `q` are exactly these (same indices, positions and
+    /// charges): `O(n)`, to reuse work done for the same configuration.
+    pub fn matches(&self, x: &[Vec3], q: &[Real]) -> bool {
+        let mut listed = self.index.iter().zip(&self.x).zip(&self.q);
+        let same = q.iter().zip(x).enumerate().filter(|(_, (&qi, _))| qi != 0.0).all(|(i, (qi, xi))| {
+            listed.next().is_some_and(|((&j, xj), qj)| j as usize == i && xj == xi && qj == qi)
+        });
+        same && listed.next().is_none()
+    }
+
     /// Gathers the charged vertices of `x`, `q` (reusing the buffers).
     pub fn gather(&mut self, x: &[Vec3], q: &[Real]) {
         self.index.clear();

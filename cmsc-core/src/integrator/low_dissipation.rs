@@ -48,9 +48,10 @@
 //! work at the next step, like an edit.
 //!
 //! The Coulomb potential `U_c` comes from the field backend ([`crate::FieldSolver::potential`]):
-//! exact for the direct sum; for DDEF and the GPU backends, for now, the exact pairwise sum on the
-//! CPU (a documented fallback: `O(c²)` for `c` charged vertices per sub-step, see
-//! [`crate::coulomb::Ddef`]).
+//! exact for the direct sum; for DDEF (CPU or GPU gather) the potential of its own near/far split
+//! on the CPU, reusing the grid of the force evaluation at the same positions (relative error
+//! ~10⁻⁴, about the cost of one DDEF force evaluation, see [`crate::coulomb::Ddef`]); for the
+//! exact GPU sum, for now, the exact pairwise sum on the CPU (`O(c²)` for `c` charged vertices).
 
 use rayon::prelude::*;
 

@@ -14,6 +14,10 @@
 //!    the `O(m n)` gather, in mixed precision with `M_j`'s charges zeroed ([`gather`]);
 //! 5. field at charge `i`: interpolation of `ê` over `τ_i`, corrected for near charges ([`near`]).
 //!
+//! The potential energy `U = ½ Σ_i q_i φ̂(x_i)` splits the same way ([`potential`]): the
+//! potential of every charge on the grid, interpolated over `τ_i` with `C_i`'s part removed, plus
+//! `C_i`'s exact potential; it reuses steps 1–3 of the last force call at the same positions.
+//!
 //! [`solver`] runs these steps in order and keeps what lasts across calls; [`adaptive`] sizes
 //! the grid for [`Ddef::adaptive`]. The steps share three leaf modules, which import none of
 //! the others: [`csr`] (compressed sparse rows: one counting sort builds every many-to-many
@@ -51,6 +55,7 @@ mod morton;
 mod near;
 mod neighborhood;
 mod placement;
+mod potential;
 mod solver;
 
 pub use adaptive::{ADAPTIVE_MIN_GRID_POINTS, MAX_GRID_POINTS};
