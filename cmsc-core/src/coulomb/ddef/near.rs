@@ -56,19 +56,25 @@ struct Scratch {
 }
 
 impl NearField<'_> {
+    /// The charges grouped by the tetrahedron they lie in (row `t`: the charges of tet `t`), and
+    /// the tetrahedra that hold any, in order: what the field and the potential both walk.
+    pub(super) fn charges_by_tet(&self) -> (Csr, Vec<u32>) {
+        let n_tets = self.grid.tri.tets.len();
+        let mut by_tet = Csr::default();
+        by_tet.group(n_tets, || self.loc.tet.iter().enumerate().map(|(i, &t)| (t, i as u32)));
+        let offsets = &by_tet.offsets;
+        let occupied =
+            (0..n_tets as u32).filter(|&t| offsets[t as usize + 1] > offsets[t as usize]).collect();
+        (by_tet, occupied)
+    }
+
     /// The field per charge divided by `k_c`, and the number of pair terms summed
     /// (`Σ_τ (n_τ + 4) |C_τ|`, without the 4 corrections when the far field is off).
     pub fn fields(&self) -> (Vec<Vec3>, u64) {
         let (grid, loc) = (self.grid, self.loc);
         let n = self.x.len();
         let pairs = AtomicU64::new(0);
-        // charges grouped by tet
-        let n_tets = grid.tri.tets.len();
-        let mut by_tet = Csr::default();
-        by_tet.group(n_tets, || loc.tet.iter().enumerate().map(|(i, &t)| (t, i as u32)));
-        let offsets = &by_tet.offsets;
-        let occupied: Vec<u32> =
-            (0..n_tets as u32).filter(|&t| offsets[t as usize + 1] > offsets[t as usize]).collect();
+        let (by_tet, occupied) = self.charges_by_tet();
         let per_tet: Vec<(u32, Vec3)> = occupied
             .par_iter()
             .map_init(Scratch::default, |s, &t| {

@@ -21,7 +21,7 @@
 use rayon::prelude::*;
 
 use super::super::kernel::{potential_sum_refined, Soa};
-use super::csr::{union_with_membership, Csr};
+use super::csr::union_with_membership;
 use super::near::NearField;
 use crate::math::{Real, Vec3};
 
@@ -48,12 +48,7 @@ struct Scratch {
 /// summed; `phi_grid` is [`grid_potential`]'s output, ignored when `near.far_field` is false.
 pub(super) fn potentials(near: &NearField, phi_grid: &[Real]) -> (Real, u64) {
     let (grid, loc) = (near.grid, near.loc);
-    let n_tets = grid.tri.tets.len();
-    let mut by_tet = Csr::default();
-    by_tet.group(n_tets, || loc.tet.iter().enumerate().map(|(i, &t)| (t, i as u32)));
-    let offsets = &by_tet.offsets;
-    let occupied: Vec<u32> =
-        (0..n_tets as u32).filter(|&t| offsets[t as usize + 1] > offsets[t as usize]).collect();
+    let (by_tet, occupied) = near.charges_by_tet();
     let per_tet: Vec<(Real, u64)> = occupied
         .par_iter()
         .map_init(Scratch::default, |s, &t| {
