@@ -17,9 +17,10 @@
 //!   in the README were taken on it (charges filling little of their box).
 //!
 //! Run: `cargo run --release -p cmsc-core --example bake_profile -- [--n 10000] [--steps 20]
-//! [--method ddef|direct|off] [--iterations 6] [--plain] [--charged 1] [--m 0] [--every 0]
+//! [--method ddef|direct|off] [--iterations 6] [--plain] [--far-interval 1] [--charged 1] [--m 0] [--every 0]
 //! [--snapshots DIR] [--scene hanging|falling] [--charge 10]`.
-//! `--m` is the DDEF grid size (0 = adaptive, the add-on's default). With `--every` > 0 it
+//! `--m` is the DDEF grid size (0 = adaptive, the add-on's default); `--far-interval K` holds
+//! DDEF's far field for K steps (`SimParams::far_field_interval`). With `--every` > 0 it
 //! also prints the mean Coulomb time of each window of that many steps (the cost changes as the
 //! cloth moves) and the extent of the cloth, and with `--snapshots` it writes the positions at
 //! the end of each window to `DIR/step_<k>.f64` (little-endian x, y, z per vertex), which
@@ -74,6 +75,7 @@ fn main() {
     // plain Liu 2013 iterations instead of the accelerated ones (the default before issue 19 was
     // 10 plain)
     let plain = std::env::args().any(|a| a == "--plain");
+    let far_field_interval: u32 = arg("--far-interval", 1);
     let charged: f64 = arg("--charged", 1.0);
     let grid_points: u32 = arg("--m", 0);
     let every: u32 = arg("--every", 0);
@@ -97,6 +99,7 @@ fn main() {
         acceleration: if plain { Acceleration::Plain } else { Acceleration::Anderson },
         coulomb: method,
         grid_points,
+        far_field_interval,
         ..SimParams::default()
     };
     let t0 = Instant::now();
@@ -144,7 +147,7 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / steps as f64;
     println!(
-        "{scene} {nv} {method:?} m={grid_points} K={iterations}{}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
+        "{scene} {nv} {method:?} m={grid_points} far every {far_field_interval} K={iterations}{}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
         if plain { " plain" } else { " accelerated" },
         ms(sum.factorization),
         ms(sum.coulomb),

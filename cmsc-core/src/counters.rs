@@ -54,6 +54,9 @@ pub struct StepCounts {
     pub substeps: u32,
     /// Whether the safeguard scaled velocities down to cap an energy excess.
     pub capped: bool,
+    /// Whether the Coulomb force held the far part of an earlier step and evaluated only the
+    /// near part ([`crate::SimParams::far_field_interval`]).
+    pub far_field_held: bool,
 }
 
 /// Runs `f` and adds its wall-clock time to `slot`.

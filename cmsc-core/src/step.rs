@@ -83,6 +83,9 @@ pub(crate) struct Stepper {
     counts: StepCounts,
     /// The state of [`Integrator::ImexLowDissipation`] across steps.
     low: LowDissipation,
+    /// Steps committed since the field was last evaluated whole; `None` when the next step
+    /// must evaluate it whole (multiple time stepping, [`SimParams::far_field_interval`]).
+    far_age: Option<u32>,
 }
 
 impl Stepper {
@@ -100,6 +103,7 @@ impl Stepper {
             timings: StepTimings::default(),
             counts: StepCounts::default(),
             low: LowDissipation::default(),
+            far_age: None,
         };
         stepper.ensure_factorization(model)?;
         Ok(stepper)
@@ -125,6 +129,7 @@ impl Stepper {
             self.low.reset_target();
         }
         self.low.state_edited();
+        self.far_age = None;
         Ok(())
     }
 
@@ -132,7 +137,7 @@ impl Stepper {
     pub fn refactor_later(&mut self) {
         self.global_stale = true;
         self.low.refactor_later();
-        self.low.state_edited();
+        self.state_edited();
     }
 
     /// Pins changed: the free set, hence the matrix pattern, changed; analyse it again before
@@ -147,6 +152,7 @@ impl Stepper {
     /// work done on the system, see [`Integrator::ImexLowDissipation`]).
     pub fn state_edited(&mut self) {
         self.low.state_edited();
+        self.far_age = None;
     }
 
     /// What the last step evaluated.
@@ -238,9 +244,22 @@ impl Stepper {
         let h = params.time_step;
         let s = &mut self.scratch;
         let mut counts = StepCounts { attempts: 1, substeps: 1, ..StepCounts::default() };
+        // multiple time stepping: between whole evaluations the far part is held (`far_age`)
+        let interval = if params.integrator == Integrator::Imex { params.far_field_interval } else { 1 };
+        let mut hold_far = self.far_age.is_some_and(|age| age % interval != 0);
         if !low_dissipation {
-            explicit_forces(model, self.field.as_mut(), &state.x, &mut s.force, &mut t)?;
+            let field = self.field.as_mut();
+            if hold_far {
+                let (q, k_c, eps) = (&model.charge, params.coulomb_constant, model.softening());
+                hold_far = timed(&mut t.coulomb, || {
+                    field.forces_holding_far_field(&state.x, q, k_c, eps, &mut s.force)
+                })?;
+                add_external_forces(model, &state.x, &mut s.force, &mut t);
+            } else {
+                explicit_forces(model, field, &state.x, &mut s.force, &mut t)?;
+            }
             counts.coulomb_forces = 1;
+            counts.far_field_held = hold_far;
             if let Some(record) = f_explicit {
                 record.clear();
                 record.extend_from_slice(&s.force);
@@ -306,6 +325,7 @@ impl Stepper {
         std::mem::swap(&mut state.v, &mut s.v_new);
         state.time += h;
         state.steps += 1;
+        self.far_age = Some(if hold_far { self.far_age.map_or(0, |age| age + 1) } else { 1 });
         if low_dissipation {
             self.low.commit();
             if contacts > 0 {
@@ -334,11 +354,17 @@ fn explicit_forces(
 ) -> Result<()> {
     let (q, k_c, eps) = (&model.charge, model.params.coulomb_constant, model.softening());
     timed(&mut t.coulomb, || field.forces(x, q, k_c, eps, out))?;
+    add_external_forces(model, x, out, t);
+    Ok(())
+}
+
+/// Adds `f_ext(x)` to `out`: external charges and field, gravity (N).
+fn add_external_forces(model: &Model, x: &[Vec3], out: &mut [Vec3], t: &mut StepTimings) {
+    let (q, k_c, eps) = (&model.charge, model.params.coulomb_constant, model.softening());
     timed(&mut t.external, || {
         model.external.add_forces(x, q, k_c, eps, out);
         add_gravity(&model.mass, model.params.gravity, out);
     });
-    Ok(())
 }
 
 /// The explicit forces and the potential energy for [`Integrator::ImexLowDissipation`], timed

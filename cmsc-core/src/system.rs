@@ -192,6 +192,18 @@ impl System {
         Ok(())
     }
 
+    /// Sets [`SimParams::far_field_interval`]: DDEF's whole field every `steps` steps, its
+    /// exact near part alone in between with the far part held. `1` evaluates everything every
+    /// step. Starts a new interval (the next step evaluates the whole field).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] for 0 or more than
+    /// [`crate::MAX_FAR_FIELD_INTERVAL`]; nothing changes.
+    pub fn set_far_field_interval(&mut self, steps: u32) -> Result<()> {
+        let params = SimParams { far_field_interval: steps, ..self.model.params.clone() };
+        self.set_params(params)
+    }
+
     /// Chooses how the local/global iterations of each IMEX step run:
     /// [`Acceleration::Anderson`] (the default for a new system) or plain Liu 2013 iterations
     /// ([`Acceleration::Plain`]). Both converge to the same implicit-Euler step as

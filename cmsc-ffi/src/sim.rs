@@ -332,6 +332,27 @@ pub unsafe extern "C" fn cmsc_set_acceleration(sim: *mut CmscSim, enabled: u32) 
     })
 }
 
+/// Multiple time stepping of DDEF's far field: with a DDEF method (CMSC_COULOMB_DDEF,
+/// CMSC_COULOMB_DDEF_GPU, or AUTO when it picks one) and the IMEX integrator, the whole Coulomb
+/// field is evaluated every `steps` steps; in the steps between, only its exact near part is
+/// summed at the current positions and the far part (the grid-interpolated field of the
+/// charges beyond each charge's near set) is held from the last whole evaluation. 1 (the
+/// default for a new simulation) evaluates everything every step; the exact methods, the other
+/// integrators, cmsc_rollout_gradient and cmsc_fit_charges always do. Any edit of the state,
+/// the charges or the parameters starts a new interval. 0 or more than 1000 is
+/// CMSC_INVALID_ARGUMENT and changes nothing. Takes effect at the next step.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_far_field_interval(sim: *mut CmscSim, steps: u32) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim)? };
+        sim.call(|s| Ok(s.set_far_field_interval(steps)?))
+    })
+}
+
 /// Frees a simulation. NULL is a no-op. The handle must not be used afterwards.
 ///
 /// # Safety

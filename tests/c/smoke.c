@@ -241,6 +241,30 @@ int main(void) {
         cmsc_destroy(plain);
     }
 
+    /* Multiple time stepping of DDEF's far field (appended): 4 steps held, then 1 again; 0 and
+       values above 1000 are rejected, and so is a NULL handle. */
+    {
+        CmscParams fp;
+        cmsc_params_default(&fp);
+        fp.coulomb = CMSC_COULOMB_DDEF;
+        CmscSim *f = NULL;
+        OK(cmsc_create(x0, 4, masses, springs, 6, k, &fp, &f));
+        OK(cmsc_set_charges(f, q, 4));
+        OK(cmsc_set_far_field_interval(f, 4));
+        OK(cmsc_step(f, 9));
+        double xf[12];
+        OK(cmsc_get_positions(f, xf, 4));
+        for (int i = 0; i < 12; i++) CHECK(isfinite(xf[i]));
+        OK(cmsc_set_far_field_interval(f, 1));
+        OK(cmsc_step(f, 2));
+        CHECK(cmsc_set_far_field_interval(f, 0) == CMSC_INVALID_ARGUMENT);
+        CHECK(strstr(cmsc_last_error(), "far_field_interval") != NULL);
+        CHECK(cmsc_set_far_field_interval(f, 1001) == CMSC_INVALID_ARGUMENT);
+        CHECK(cmsc_set_far_field_interval(NULL, 2) == CMSC_INVALID_ARGUMENT);
+        OK(cmsc_step(f, 1)); /* still usable after the rejected calls */
+        cmsc_destroy(f);
+    }
+
     /* The low-dissipation IMEX integrator (appended): the same tetrahedron, without gravity,
      * keeps its energy (no more than the safeguard's 0.5 % band above it) and its momentum. */
     {

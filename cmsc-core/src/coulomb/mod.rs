@@ -123,6 +123,30 @@ pub trait FieldSolver: Send {
     fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Result<Real> {
         Ok(coulomb_energy(x, q, k_c, eps))
     }
+
+    /// The force of [`FieldSolver::forces`] with its far part held from the last `forces`
+    /// call and only the near part evaluated at `x`: multiple time stepping of the far field
+    /// ([`crate::SimParams::far_field_interval`]). A backend without a near/far split has
+    /// nothing to hold and evaluates everything (the default); [`Ddef`] holds its grid-
+    /// interpolated part and sums its near sets exactly.
+    ///
+    /// Returns whether a far part was held (false: everything was evaluated).
+    ///
+    /// # Errors
+    /// As [`FieldSolver::forces`].
+    ///
+    /// # Panics
+    /// As [`FieldSolver::forces`].
+    fn forces_holding_far_field(
+        &mut self,
+        x: &[Vec3],
+        q: &[Real],
+        k_c: Real,
+        eps: Real,
+        out: &mut [Vec3],
+    ) -> Result<bool> {
+        self.forces(x, q, k_c, eps, out).map(|()| false)
+    }
 }
 
 /// DDEF's far-field gather, [Paper](crate#references) Eq. (9) (Alg. 1, line 4), run somewhere
@@ -172,6 +196,18 @@ impl Charged {
         let same = q.iter().zip(x).enumerate().filter(|(_, (&qi, _))| qi != 0.0).all(|(i, (qi, xi))| {
             listed.next().is_some_and(|((&j, xj), qj)| j as usize == i && xj == xi && qj == qi)
         });
+        same && listed.next().is_none()
+    }
+
+    /// Whether the charged vertices of `q` are exactly these, with the same charges (positions
+    /// not compared).
+    pub fn same_charges(&self, q: &[Real]) -> bool {
+        let mut listed = self.index.iter().zip(&self.q);
+        let same = q
+            .iter()
+            .enumerate()
+            .filter(|(_, &qi)| qi != 0.0)
+            .all(|(i, qi)| listed.next().is_some_and(|(&j, qj)| j as usize == i && qj == qi));
         same && listed.next().is_none()
     }
 

@@ -153,12 +153,13 @@ pub struct RolloutGradient {
 }
 
 /// What a rollout changes, restored afterwards: the state, the charges, the spring directions
-/// the stepper keeps across steps and the acceleration setting.
+/// the stepper keeps across steps, the acceleration setting and the far-field interval.
 struct Saved {
     state: State,
     charge: Vec<Real>,
     d: Vec<Vec3>,
     acceleration: Acceleration,
+    far_field_interval: u32,
 }
 
 impl System {
@@ -168,12 +169,14 @@ impl System {
             charge: self.model.charge.clone(),
             d: self.stepper.directions().to_vec(),
             acceleration: self.model.params.acceleration,
+            far_field_interval: self.model.params.far_field_interval,
         }
     }
 
     fn restore(&mut self, s: Saved) {
         (self.state, self.model.charge) = (s.state, s.charge);
         self.model.params.acceleration = s.acceleration;
+        self.model.params.far_field_interval = s.far_field_interval;
         self.stepper.set_directions(s.d);
         self.stepper.state_edited();
     }
@@ -246,8 +249,10 @@ impl System {
             ));
         }
         let saved = self.save();
-        // The rollout and its adjoint run plain iterations (module docs, "Acceleration").
+        // The rollout and its adjoint run plain iterations (module docs, "Acceleration") and
+        // evaluate the whole field every step: the adjoint differentiates `q(x_t)`.
         self.model.params.acceleration = Acceleration::Plain;
+        self.model.params.far_field_interval = 1;
         let result = self
             .set_charges(&groups.vertex_charges(charges))
             .and_then(|()| self.rollout(steps, groups, target));

@@ -9,7 +9,8 @@ mod pins;
 
 pub(crate) use damping::{Damping, Parts};
 pub use params::{
-    Acceleration, Integrator, SimParams, Softening, COULOMB_CONSTANT, DEFAULT_ITERATIONS, MAX_ITERATIONS,
+    Acceleration, Integrator, SimParams, Softening, COULOMB_CONSTANT, DEFAULT_ITERATIONS,
+    MAX_FAR_FIELD_INTERVAL, MAX_ITERATIONS,
 };
 pub(crate) use pins::Pins;
 

@@ -11,6 +11,10 @@ pub const COULOMB_CONSTANT: Real = 8.987_551_792_3e9;
 /// certainly a unit mistake, and would make a single step take minutes on large meshes.
 pub const MAX_ITERATIONS: u32 = 100_000;
 
+/// Largest accepted [`SimParams::far_field_interval`]: a far field held for more than a thousand
+/// steps is a mistake, not a saving.
+pub const MAX_FAR_FIELD_INTERVAL: u32 = 1000;
+
 /// Default local/global iterations per step ([`SimParams::default`]): with
 /// [`Acceleration::Anderson`] at least as accurate as 10 plain iterations (Liu 2013's number
 /// for visually converged cloth, the default before issue 19) in one step from each of four
@@ -94,6 +98,14 @@ pub struct SimParams {
     /// for an adaptive grid: `m` balances the far-field gather against the near field and most
     /// points follow the charges ([`crate::coulomb::Ddef::adaptive`]); used by the DDEF methods.
     pub grid_points: u32,
+    /// Multiple time stepping of DDEF's far field: the whole field is evaluated every
+    /// `far_field_interval` steps, and in the steps between only its exact near part, the far
+    /// part held from the last whole evaluation ([`crate::coulomb::FieldSolver::
+    /// forces_holding_far_field`]). `1` (the default) evaluates everything every step. Only
+    /// [`Integrator::Imex`] with a DDEF method uses it: the exact methods have no far part, and
+    /// Verlet, [`Integrator::ImexLowDissipation`] and the gradient evaluate every step. Any
+    /// edit of the state, the charges or the parameters starts a new interval.
+    pub far_field_interval: u32,
     /// DDEF near sets: [`Neighborhood::Ring`] (default; error ≈ 0.01) or the faster
     /// [`Neighborhood::Face`] (error ≈ 0.03; 2.5× faster at n = 64K).
     pub ddef_near: Neighborhood,
@@ -127,6 +139,7 @@ impl Default for SimParams {
             coulomb_constant: COULOMB_CONSTANT,
             coulomb: FieldMethod::Auto,
             grid_points: 0,
+            far_field_interval: 1,
             ddef_near: Neighborhood::Ring,
             integrator: Integrator::Imex,
             ground_height: None,
@@ -141,7 +154,8 @@ impl SimParams {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field when: `time_step` is not finite and positive;
-    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `grid_points` is above
+    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `far_field_interval` is 0 or above
+    /// [`MAX_FAR_FIELD_INTERVAL`]; `grid_points` is above
     /// [`MAX_GRID_POINTS`] (0 is valid: the adaptive grid); `damping` or `friction` is outside
     /// `[0, 1]`; `relative_damping` is negative or not finite;
     /// `gravity`, `coulomb_constant` or `ground_height` is not finite; `coulomb_constant` is
@@ -170,6 +184,9 @@ impl SimParams {
             if !z.is_finite() {
                 return bad("ground_height", "must be finite (use None for no ground)");
             }
+        }
+        if self.far_field_interval == 0 || self.far_field_interval > MAX_FAR_FIELD_INTERVAL {
+            return bad("far_field_interval", "must be in 1..=1000 steps");
         }
         if self.grid_points > MAX_GRID_POINTS {
             return bad("grid_points", "must be 0 (adaptive) or in 1..=10000000");

@@ -68,14 +68,18 @@ impl NearField<'_> {
         (by_tet, occupied)
     }
 
-    /// The field per charge divided by `k_c`, and the number of pair terms summed
-    /// (`Σ_τ (n_τ + 4) |C_τ|`, without the 4 corrections when the far field is off).
-    pub fn fields(&self) -> (Vec<Vec3>, u64) {
+    /// The field per charge divided by `k_c`, split in its two parts, and the number of pair
+    /// terms summed (`Σ_τ (n_τ + 4) |C_τ|`, without the 4 corrections when the far field is
+    /// off). `far` is the interpolated field of the charges outside `C_τ` (the corrected corner
+    /// fields `ê'_v` over `ψ_i`; zero when the far field is off), `near` the exact field of those
+    /// in `C_τ`: their sum is DDEF's field. Multiple time stepping holds `far` across sub-steps
+    /// and sums `near` again at the new positions (see [`super::Ddef`]).
+    pub fn fields(&self) -> Fields {
         let (grid, loc) = (self.grid, self.loc);
         let n = self.x.len();
         let pairs = AtomicU64::new(0);
         let (by_tet, occupied) = self.charges_by_tet();
-        let per_tet: Vec<(u32, Vec3)> = occupied
+        let per_tet: Vec<(u32, Vec3, Vec3)> = occupied
             .par_iter()
             .map_init(Scratch::default, |s, &t| {
                 let tv = grid.tri.tets[t as usize];
@@ -111,16 +115,28 @@ impl NearField<'_> {
                     .map(|&i| {
                         let psi = loc.bary[i as usize];
                         let far: Vec3 = (0..4).map(|k| e_vertex[k] * psi[k]).sum();
-                        (i, far + field_sum_refined::<NEWTON>(self.x[i as usize], self.eps2, &s.exact))
+                        (i, far, field_sum_refined::<NEWTON>(self.x[i as usize], self.eps2, &s.exact))
                     })
                     .collect::<Vec<_>>()
             })
             .flatten_iter()
             .collect();
-        let mut fields = vec![Vec3::zeros(); n];
-        for (i, e) in per_tet {
-            fields[i as usize] = e;
+        let mut fields = Fields { far: vec![Vec3::zeros(); n], near: vec![Vec3::zeros(); n], pairs: 0 };
+        for (i, far, near) in per_tet {
+            fields.far[i as usize] = far;
+            fields.near[i as usize] = near;
         }
-        (fields, pairs.into_inner())
+        fields.pairs = pairs.into_inner();
+        fields
     }
+}
+
+/// The field at every charge divided by `k_c`, as [`NearField::fields`] splits it.
+pub(super) struct Fields {
+    /// The interpolated field of the charges outside each charge's `C_τ`.
+    pub far: Vec<Vec3>,
+    /// The exact field of the charges in `C_τ`.
+    pub near: Vec<Vec3>,
+    /// Pair terms summed.
+    pub pairs: u64,
 }

@@ -80,6 +80,11 @@ pub struct Ddef {
     /// Whether `charged`, `unit`, `loc`, `frame` and `world` describe one placement of the
     /// current `charged` (steps 1–3 completed): what [`FieldSolver::potential`] reuses.
     staged: bool,
+    /// The far part of the last [`FieldSolver::forces`] call, per charged vertex (N:
+    /// `k_c q_i` times the interpolated field of the charges outside `C_τ`), what
+    /// [`FieldSolver::forces_holding_far_field`] adds to fresh near sums; `None` when `loc`
+    /// no longer holds that call's near sets.
+    held: Option<HeldFar>,
     timings: DdefTimings,
     /// Runs step 4 instead of the CPU gather when set (e.g. on a GPU).
     gather: Option<Box<dyn FarFieldGather>>,
@@ -131,6 +136,7 @@ impl Ddef {
             world: vec![],
             e_grid: vec![],
             staged: false,
+            held: None,
             timings: DdefTimings::default(),
             gather: None,
         }
@@ -239,6 +245,7 @@ impl Ddef {
     /// after each step.
     fn stage(&mut self, x: &[Vec3], q: &[Real], eps: Real) -> Result<Option<(GridBox, bool, [Instant; 3])>> {
         self.staged = false;
+        self.held = None;
         self.charged.gather(x, q);
         if self.charged.index.len() < 2 {
             return Ok(None);
@@ -279,6 +286,7 @@ impl FieldSolver for Ddef {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
         let t0 = Instant::now();
+        let previous = self.held.take();
         let Some((grid_box, rebuild, [t1, t2, t3])) = self.stage(x, q, eps)? else {
             return Ok(()); // no pair, no force
         };
@@ -312,19 +320,32 @@ impl FieldSolver for Ddef {
             eps2,
             far_field: self.far_field,
         };
-        let (fields, near_pairs) = near.fields();
-        for ((&v, e), &qi) in self.charged.index.iter().zip(fields).zip(cq) {
-            out[v as usize] = e * (k_c * qi);
+        let fields = near.fields();
+        let near_pairs = fields.pairs;
+        let far: Vec<Vec3> = fields.far.iter().zip(cq).map(|(e, &qi)| e * (k_c * qi)).collect();
+        for (((&v, f), e), &qi) in self.charged.index.iter().zip(&far).zip(&fields.near).zip(cq) {
+            out[v as usize] = f + e * (k_c * qi);
         }
-        // Interpolation breaks Newton's third law at the level of the approximation error, and a
-        // net internal force would accelerate the whole mesh (at 0.01 kg per vertex the paper's
-        // torus drifted 175 m in 15 s). Removing the mean force over the charged vertices
-        // conserves momentum exactly, as the direct sum does, and changes each force by no more
-        // than the error itself.
-        let net: Vec3 = self.charged.index.iter().map(|&v| out[v as usize]).sum();
-        let correction = net / self.charged.index.len() as Real;
-        for &v in &self.charged.index {
-            out[v as usize] -= correction;
+        remove_net_force(&self.charged.index, out);
+        if self.far_field {
+            let (index, tets) = (&self.charged.index, &self.loc.tet);
+            let previous = previous.filter(|p| !rebuild && p.k_c == k_c && p.eps == eps && p.index == *index);
+            let slope = match previous {
+                // the same split for a charge in the same tet of the same grid: its far part is
+                // smooth in time, extrapolate it; otherwise hold it
+                Some(p) => (0..far.len())
+                    .map(|i| {
+                        if p.tets[i] == tets[i] {
+                            (far[i] - p.far[i]) / (p.calls + 1) as Real
+                        } else {
+                            Vec3::zeros()
+                        }
+                    })
+                    .collect(),
+                None => vec![Vec3::zeros(); far.len()],
+            };
+            self.held =
+                Some(HeldFar { far, slope, calls: 0, index: index.clone(), tets: tets.clone(), k_c, eps });
         }
         let t5 = Instant::now();
         let used_m = self.m;
@@ -349,6 +370,65 @@ impl FieldSolver for Ddef {
             guarded: guarded as u32,
         };
         Ok(())
+    }
+
+    /// Multiple time stepping of the far field: the far part of the last [`FieldSolver::forces`]
+    /// call held, the near part summed exactly at `x` over the same near sets `C_τ` (each charge
+    /// keeps the tet it was located in, wherever it has moved since), then the net force
+    /// removed as in `forces`. No grid placement, location, gather or corner corrections: the
+    /// cost is the near field's `Σ_τ n_τ |C_τ|` pair terms. Falls back to `forces` when there
+    /// is nothing to hold: before the first call, after [`FieldSolver::potential`] placed the
+    /// charges anew, when a charge changed or `k_c` or `ε` differ, and for
+    /// [`Ddef::without_far_field`]. Between two whole evaluations on the same grid, a charge
+    /// that stayed in its tet has its far part extrapolated linearly in the calls since, from its
+    /// change between them (the split of its field is the same, so that change is smooth).
+    fn forces_holding_far_field(
+        &mut self,
+        x: &[Vec3],
+        q: &[Real],
+        k_c: Real,
+        eps: Real,
+        out: &mut [Vec3],
+    ) -> Result<bool> {
+        assert!(x.len() == q.len() && q.len() == out.len());
+        let holds = self.held.as_ref().is_some_and(|h| h.k_c == k_c && h.eps == eps);
+        if !(holds && self.charged.same_charges(q)) {
+            return self.forces(x, q, k_c, eps, out).map(|()| false);
+        }
+        let t0 = Instant::now();
+        out.fill(Vec3::zeros());
+        self.charged.x.clear();
+        self.charged.x.extend(self.charged.index.iter().map(|&i| x[i as usize]));
+        self.staged = false; // `loc` locates the charges where they were, not at `x`
+        let grid = self.grid.as_ref().expect("a held far field has its grid");
+        let (cx, cq) = (&self.charged.x, &self.charged.q);
+        let near = NearField {
+            grid,
+            loc: &self.loc,
+            world: &self.world,
+            e_grid: &[],
+            x: cx,
+            q: cq,
+            eps2: eps * eps,
+            far_field: false,
+        };
+        let fields = near.fields();
+        let held = self.held.as_mut().expect("checked above");
+        held.calls += 1;
+        let j = held.calls as Real;
+        for ((((&v, f), s), e), &qi) in
+            self.charged.index.iter().zip(&held.far).zip(&held.slope).zip(&fields.near).zip(cq)
+        {
+            out[v as usize] = f + s * j + e * (k_c * qi);
+        }
+        remove_net_force(&self.charged.index, out);
+        self.timings = DdefTimings {
+            near: t0.elapsed().as_secs_f64(),
+            grid_points: self.m,
+            near_pairs: fields.pairs,
+            ..DdefTimings::default()
+        };
+        Ok(true)
     }
 
     /// DDEF's Coulomb potential energy (J), `U = ½ k_c Σ_i q_i φ̂(x_i)` with `φ̂` split like
@@ -396,6 +476,37 @@ impl FieldSolver for Ddef {
         };
         let (sum, _pairs) = potentials(&near, &phi_grid);
         Ok(0.5 * k_c * sum)
+    }
+}
+
+/// The far part of one [`FieldSolver::forces`] call, held for
+/// [`FieldSolver::forces_holding_far_field`].
+struct HeldFar {
+    /// Per charged vertex (N).
+    far: Vec<Vec3>,
+    /// Its change per step, from the previous whole evaluation (N): zero for a charge whose tet
+    /// changed or when the grid was rebuilt in between (its split changed).
+    slope: Vec<Vec3>,
+    /// Calls that used it since it was computed.
+    calls: u32,
+    /// The charged vertices and their tets when it was computed.
+    index: Vec<u32>,
+    tets: Vec<u32>,
+    /// The `k_c` and `ε` it was computed with.
+    k_c: Real,
+    eps: Real,
+}
+
+/// Removes the mean force over the charged vertices `index` from `out`. Interpolation breaks
+/// Newton's third law at the level of the approximation error, and a net internal force would
+/// accelerate the whole mesh (at 0.01 kg per vertex the paper's torus drifted 175 m in 15 s).
+/// Removing it conserves momentum exactly, as the direct sum does, and changes each force by no
+/// more than the error itself.
+fn remove_net_force(index: &[u32], out: &mut [Vec3]) {
+    let net: Vec3 = index.iter().map(|&v| out[v as usize]).sum();
+    let correction = net / index.len() as Real;
+    for &v in index {
+        out[v as usize] -= correction;
     }
 }
 
