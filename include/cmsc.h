@@ -453,8 +453,9 @@ CmscStatus cmsc_set_acceleration(CmscSim *sim,
 // summed at the current positions and the far part (the grid-interpolated field of the
 // charges beyond each charge's near set) is held from the last whole evaluation. 1 (the
 // default for a new simulation) evaluates everything every step; the exact methods, the other
-// integrators, cmsc_rollout_gradient and cmsc_fit_charges always do. Any edit of the state,
-// the charges or the parameters starts a new interval. 0 or more than 1000 is
+// integrators, cmsc_rollout_gradient and cmsc_fit_charges always do. cmsc_set_positions
+// starts a new interval, and a step after cmsc_set_charges changed a charge evaluates the
+// whole field. 0 or more than 1000 is
 // CMSC_INVALID_ARGUMENT and changes nothing. Takes effect at the next step.
 //
 // # Safety

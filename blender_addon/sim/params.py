@@ -41,6 +41,9 @@ class SimParams:
     integrator: Integrator = Integrator.IMEX
     ground_height: float = -math.inf  # m; -inf = no ground
     friction: float = 0.0  # 0..1
+    # steps between whole evaluations of DDEF's far field (not in `CmscParams`: `Simulation`
+    # passes it to `cmsc_set_far_field_interval`); 1 = every step
+    far_field_interval: int = 1
 
     def validate(self):
         """Raises InvalidArgumentError naming the first bad field (the library checks again)."""
@@ -57,6 +60,8 @@ class SimParams:
             raise InvalidArgumentError(f"gravity must be 3 finite numbers, got {self.gravity}")
         if not (finite(self.coulomb_constant) and self.coulomb_constant >= 0):
             raise InvalidArgumentError(f"coulomb_constant must be finite and >= 0, got {self.coulomb_constant}")
+        if not 1 <= int(self.far_field_interval) <= 1000:
+            raise InvalidArgumentError(f"far_field_interval must be in 1..1000 steps, got {self.far_field_interval}")
         if not 0 <= int(self.grid_points) <= 10_000_000:
             raise InvalidArgumentError(f"grid_points must be 0 (adaptive) or in 1..10000000, got {self.grid_points}")
         CoulombMethod(self.coulomb)

@@ -42,7 +42,8 @@ class Simulation:
         m = _f64(masses, (n,), "masses")
         springs = np.ascontiguousarray(springs, dtype=np.uint32).reshape(-1, 2)
         k = _f64(stiffness, (springs.shape[0],), "stiffness")
-        c_params = (params or SimParams()).to_c(_native.CmscParams)
+        params = params or SimParams()
+        c_params = params.to_c(_native.CmscParams)
         handle = ctypes.c_void_p()
         status = self._lib.cmsc_create(
             _ptr(self._x), n, _ptr(m), _ptr(springs, ctypes.c_uint32), springs.shape[0], _ptr(k),
@@ -52,6 +53,8 @@ class Simulation:
         _native.check(self._lib, status)
         self._handle = handle
         self.n_vertices = n
+        if params.far_field_interval != 1:
+            self.set_far_field_interval(params.far_field_interval)
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self):
@@ -143,6 +146,11 @@ class Simulation:
     def set_acceleration(self, enabled):
         """Accelerated local/global iterations (True, the default) or plain Liu 2013 ones."""
         self._call("cmsc_set_acceleration", 1 if enabled else 0)
+
+    def set_far_field_interval(self, steps):
+        """DDEF's whole field every `steps` steps, only its exact near part in between with the
+        far part held (1 = every step; the exact methods always evaluate everything)."""
+        self._call("cmsc_set_far_field_interval", int(steps))
 
     def set_parts(self, part, relative_damping):
         """Parts (objects) of the vertices: part (n,) indices, each part's Settling (1/s)."""

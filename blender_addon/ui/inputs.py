@@ -48,6 +48,7 @@ def params(scene, s, substeps=None):
         gravity=gravity,
         coulomb=method,
         grid_points=s.grid_points,
+        far_field_interval=s.far_field_interval,
     )
     return p, note
 

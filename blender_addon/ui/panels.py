@@ -111,6 +111,8 @@ class CMSC_PT_main(bpy.types.Panel):
             wrapped_label(col, note, icon="ERROR")
         if s.coulomb_method.startswith("DDEF"):
             col.prop(s, "grid_points")
+        if s.coulomb_method != "DIRECT":  # AUTO runs DDEF from 10,000 vertices
+            col.prop(s, "far_field_interval")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
         row = col.row()
         row.prop(s, "self_collision")

@@ -95,8 +95,10 @@ impl Stepper {
     /// As [`make_solver`]; [`Error::Factorization`] or [`Error::InvalidArgument`] (`stiffness`)
     /// if `M + h²L` cannot be factored.
     pub fn new(model: &Model, x: &[Vec3]) -> Result<Self> {
+        let mut field = field_for(&model.params, model.n_vertices())?;
+        field.set_far_field_interval(far_field_interval(&model.params));
         let mut stepper = Stepper {
-            field: field_for(&model.params, model.n_vertices())?,
+            field,
             global: None,
             global_stale: false,
             scratch: Scratch::new(&model.springs, x),
@@ -121,6 +123,7 @@ impl Stepper {
         if new.coulomb.resolve(n) != self.field.method() || grid_changed {
             self.field = field_for(new, n)?;
         }
+        self.field.set_far_field_interval(far_field_interval(new));
         if new.time_step != old.time_step {
             self.global_stale = true;
             self.low.refactor_later();
@@ -152,6 +155,13 @@ impl Stepper {
     /// work done on the system, see [`Integrator::ImexLowDissipation`]).
     pub fn state_edited(&mut self) {
         self.low.state_edited();
+    }
+
+    /// Positions were edited (a jump): as [`Stepper::state_edited`], and the far field held for
+    /// multiple time stepping no longer holds either, so the next step evaluates it whole.
+    /// (Changed charges need no call: the backend sees them and evaluates whole itself.)
+    pub fn positions_edited(&mut self) {
+        self.state_edited();
         self.far_age = None;
     }
 
@@ -245,7 +255,7 @@ impl Stepper {
         let s = &mut self.scratch;
         let mut counts = StepCounts { attempts: 1, substeps: 1, ..StepCounts::default() };
         // multiple time stepping: between whole evaluations the far part is held (`far_age`)
-        let interval = if params.integrator == Integrator::Imex { params.far_field_interval } else { 1 };
+        let interval = far_field_interval(params);
         let mut hold_far = self.far_age.is_some_and(|age| age % interval != 0);
         if !low_dissipation {
             let field = self.field.as_mut();
@@ -336,6 +346,16 @@ impl Stepper {
         self.timings = t;
         self.counts = counts;
         Ok(contacts)
+    }
+}
+
+/// Steps per whole evaluation of the Coulomb field: [`SimParams::far_field_interval`] for the
+/// IMEX step, 1 for the integrators that evaluate every step.
+fn far_field_interval(params: &SimParams) -> u32 {
+    if params.integrator == Integrator::Imex {
+        params.far_field_interval
+    } else {
+        1
     }
 }
 

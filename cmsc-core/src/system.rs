@@ -262,7 +262,7 @@ impl System {
         check_len("positions", positions.len(), self.n_vertices(), "vertices")?;
         check_finite3("positions", positions)?;
         self.state.x.copy_from_slice(positions);
-        self.stepper.state_edited();
+        self.stepper.positions_edited();
         Ok(())
     }
 

@@ -125,8 +125,19 @@ fn the_whole_field_is_evaluated_every_interval_and_after_edits() {
     sys.set_positions(&x).unwrap(); // an edit starts a new interval
     sys.step().unwrap();
     assert!(!sys.last_step_counts().far_field_held);
+    // changed charges make the next step whole and start a new interval; the same charges set
+    // again (as a host does every step) do not
+    let q: Vec<Real> = sys.charges().iter().map(|c| 1.01 * c).collect();
+    sys.set_charges(&q).unwrap();
+    sys.step().unwrap();
+    assert!(!sys.last_step_counts().far_field_held, "a changed charge must make the step whole");
     sys.step().unwrap();
     assert!(sys.last_step_counts().far_field_held);
+    sys.set_charges(&q).unwrap();
+    sys.step().unwrap();
+    assert!(sys.last_step_counts().far_field_held);
+    sys.step().unwrap();
+    assert!(!sys.last_step_counts().far_field_held);
     sys.set_far_field_interval(1).unwrap();
     for _ in 0..3 {
         sys.step().unwrap();

@@ -130,3 +130,27 @@ def test_python_defaults_equal_the_librarys(lib_path):
         else:
             assert theirs == mine, name
     assert c.grid_points == 0, "the default DDEF grid is adaptive"
+
+
+def test_far_field_interval_reaches_the_library_and_is_checked(lib_path):
+    """SimParams.far_field_interval is passed to cmsc_set_far_field_interval: a DDEF cloud of
+    charges steps differently with the far field held for 4 steps; 0 is refused before and by
+    the library."""
+    rng = np.random.default_rng(3)
+    x = rng.random((400, 3))
+
+    def run(**params):
+        p = SimParams(gravity=(0.0, 0.0, 0.0), coulomb=CoulombMethod.DDEF, grid_points=100, **params)
+        with Simulation(lib_path, x, np.full(400, 1e-3), np.zeros((0, 2)), [], p) as s:
+            s.set_charges(np.full(400, 1e-8))
+            s.step(8)
+            return s.positions
+
+    every, held = run(), run(far_field_interval=4)
+    moved = np.abs(every - x).max()
+    assert moved > 1e-3
+    assert 0 < np.abs(held - every).max() < 0.1 * moved
+    with pytest.raises(InvalidArgumentError, match="far_field_interval"):
+        run(far_field_interval=0)
+    with two_charges(lib_path) as s, pytest.raises(InvalidArgumentError, match="far_field_interval"):
+        s.set_far_field_interval(0)

@@ -147,6 +147,12 @@ pub trait FieldSolver: Send {
     ) -> Result<bool> {
         self.forces(x, q, k_c, eps, out).map(|()| false)
     }
+
+    /// Tells the backend that its whole field will be evaluated once every `steps` calls and
+    /// [`FieldSolver::forces_holding_far_field`] in between, so that it can size itself for that
+    /// mix (the adaptive [`Ddef`] weighs its far-field gather by `1/steps` against its near
+    /// field). The default ignores it.
+    fn set_far_field_interval(&mut self, _steps: u32) {}
 }
 
 /// DDEF's far-field gather, [Paper](crate#references) Eq. (9) (Alg. 1, line 4), run somewhere

@@ -178,7 +178,7 @@ impl System {
         self.model.params.acceleration = s.acceleration;
         self.model.params.far_field_interval = s.far_field_interval;
         self.stepper.set_directions(s.d);
-        self.stepper.state_edited();
+        self.stepper.positions_edited();
     }
 
     /// Runs `steps` IMEX steps from the current state with vertex charges

@@ -100,11 +100,13 @@ pub struct SimParams {
     pub grid_points: u32,
     /// Multiple time stepping of DDEF's far field: the whole field is evaluated every
     /// `far_field_interval` steps, and in the steps between only its exact near part, the far
-    /// part held from the last whole evaluation ([`crate::coulomb::FieldSolver::
-    /// forces_holding_far_field`]). `1` (the default) evaluates everything every step. Only
+    /// part held from the last whole evaluation
+    /// ([`FieldSolver::forces_holding_far_field`](crate::FieldSolver::forces_holding_far_field)).
+    /// `1` (the default) evaluates everything every step. Only
     /// [`Integrator::Imex`] with a DDEF method uses it: the exact methods have no far part, and
     /// Verlet, [`Integrator::ImexLowDissipation`] and the gradient evaluate every step. Any
-    /// edit of the state, the charges or the parameters starts a new interval.
+    /// edit of the positions or the parameters starts a new interval (changed charges make
+    /// the next step whole by themselves).
     pub far_field_interval: u32,
     /// DDEF near sets: [`Neighborhood::Ring`] (default; error ≈ 0.01) or the faster
     /// [`Neighborhood::Face`] (error ≈ 0.03; 2.5× faster at n = 64K).
