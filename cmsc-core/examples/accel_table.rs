@@ -18,35 +18,15 @@
 
 use std::time::Instant;
 
-use cmsc_core::shapes::{grid, TriMesh};
+use cmsc_core::shapes::grid;
 use cmsc_core::{springs_from_triangles, Acceleration, FieldMethod, Real, SimParams, System, Vec3};
 
-/// The value after `--name`, parsed, or `default`.
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == name) {
-        None => default,
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("{name} takes a value (see the example's docs)")),
-    }
-}
-
-/// `total` kg over the vertices in proportion to their share of the area, as the add-on does.
-fn area_lumped(mesh: &TriMesh, total: Real) -> Vec<Real> {
-    let x = &mesh.positions;
-    let mut share = vec![0.0; x.len()];
-    for t in &mesh.triangles {
-        let [a, b, c] = t.map(|i| x[i as usize]);
-        let third = (b - a).cross(&(c - a)).norm() / 6.0;
-        for &i in t {
-            share[i as usize] += third;
-        }
-    }
-    let sum: Real = share.iter().sum();
-    share.iter().map(|s| total * s / sum).collect()
-}
+#[path = "common/args.rs"]
+mod args;
+#[path = "common/lumped.rs"]
+mod lumped;
+use args::arg;
+use lumped::area_lumped;
 
 fn max_dist(a: &[Vec3], b: &[Vec3]) -> Real {
     a.iter().zip(b).map(|(p, q)| (p - q).norm()).fold(0.0, Real::max)

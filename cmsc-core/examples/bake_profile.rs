@@ -29,38 +29,17 @@
 
 use std::time::{Duration, Instant};
 
-use cmsc_core::shapes::{grid, TriMesh};
+use cmsc_core::shapes::grid;
 use cmsc_core::{
     springs_from_triangles, Acceleration, FieldMethod, Real, SimParams, StepTimings, System, Vec3,
 };
 
-/// The value after `--name`, parsed, or `default`.
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == name) {
-        None => default,
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("{name} takes a value (see the example's docs)")),
-    }
-}
-
-/// `total` kg over the vertices in proportion to their share of the area (a third of each
-/// incident triangle), as the add-on lumps an object's mass (`blender_addon/sim/mesh.py`).
-fn area_lumped(mesh: &TriMesh, total: Real) -> Vec<Real> {
-    let x = &mesh.positions;
-    let mut share = vec![0.0; x.len()];
-    for t in &mesh.triangles {
-        let [a, b, c] = t.map(|i| x[i as usize]);
-        let third = (b - a).cross(&(c - a)).norm() / 6.0;
-        for &i in t {
-            share[i as usize] += third;
-        }
-    }
-    let sum: Real = share.iter().sum();
-    share.iter().map(|s| total * s / sum).collect()
-}
+#[path = "common/args.rs"]
+mod args;
+#[path = "common/lumped.rs"]
+mod lumped;
+use args::arg;
+use lumped::area_lumped;
 
 fn main() {
     let n: u32 = arg("--n", 10_000);

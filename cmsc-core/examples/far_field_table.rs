@@ -24,17 +24,12 @@ use std::time::{Duration, Instant};
 use cmsc_core::shapes::{self, TriMesh};
 use cmsc_core::{springs_from_triangles, FieldMethod, Real, SimParams, System, Vec3};
 
-/// The value after `--name`, parsed, or `default`.
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == name) {
-        None => default,
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("{name} takes a value (see the example's docs)")),
-    }
-}
+#[path = "common/args.rs"]
+mod args;
+#[path = "common/lumped.rs"]
+mod lumped;
+use args::arg;
+use lumped::area_lumped;
 
 fn intervals(default: &str) -> Vec<u32> {
     arg("--k", default.to_string()).split(',').map(|k| k.parse().expect("--k: a list of intervals")).collect()
@@ -139,16 +134,7 @@ fn cloth() {
     let side = n.sqrt().round() as u32;
     let mesh = shapes::grid(side, side, 2.0 / (side - 1) as Real);
     let nv = mesh.positions.len();
-    // 1 kg spread by area (a third of each incident triangle), as the add-on and bake_profile
-    let mut share = vec![0.0; nv];
-    for t in &mesh.triangles {
-        let [a, b, c] = t.map(|i| mesh.positions[i as usize]);
-        for &i in t {
-            share[i as usize] += (b - a).cross(&(c - a)).norm() / 6.0;
-        }
-    }
-    let total: Real = share.iter().sum();
-    let masses: Vec<Real> = share.iter().map(|s| s / total).collect();
+    let masses = area_lumped(&mesh, 1.0);
     let top: Vec<u32> = (0..nv as u32).filter(|&i| mesh.positions[i as usize].y > 2.0 - 1e-9).collect();
     let scene = |k| {
         let params = SimParams { coulomb: FieldMethod::Ddef, far_field_interval: k, ..SimParams::default() };

@@ -236,6 +236,21 @@ impl Ddef {
         Ok((frame, true))
     }
 
+    /// Step 5's inputs on the placed grid and located charges: the far field `e_grid` on the
+    /// grid (empty when `far_field` is false or only the potential is wanted) and `ε²`.
+    fn near_field<'a>(&'a self, e_grid: &'a [Vec3], far_field: bool, eps2: Real) -> NearField<'a> {
+        NearField {
+            grid: self.grid.as_ref().expect("a grid was placed"),
+            loc: &self.loc,
+            world: &self.world,
+            e_grid,
+            x: &self.charged.x,
+            q: &self.charged.q,
+            eps2,
+            far_field,
+        }
+    }
+
     /// Stage timings of the last call.
     pub fn timings(&self) -> DdefTimings {
         self.timings
@@ -313,16 +328,7 @@ impl FieldSolver for Ddef {
         }
         let t4 = Instant::now();
 
-        let near = NearField {
-            grid,
-            loc,
-            world,
-            e_grid: &self.e_grid,
-            x: cx,
-            q: cq,
-            eps2,
-            far_field: self.far_field,
-        };
+        let near = self.near_field(&self.e_grid, self.far_field, eps2);
         let fields = near.fields();
         let near_pairs = fields.pairs;
         let far: Vec<Vec3> = fields.far.iter().zip(cq).map(|(e, &qi)| e * (k_c * qi)).collect();
@@ -405,19 +411,8 @@ impl FieldSolver for Ddef {
         self.charged.x.clear();
         self.charged.x.extend(self.charged.index.iter().map(|&i| x[i as usize]));
         self.staged = false; // `loc` locates the charges where they were, not at `x`
-        let grid = self.grid.as_ref().expect("a held far field has its grid");
-        let (cx, cq) = (&self.charged.x, &self.charged.q);
-        let near = NearField {
-            grid,
-            loc: &self.loc,
-            world: &self.world,
-            e_grid: &[],
-            x: cx,
-            q: cq,
-            eps2: eps * eps,
-            far_field: false,
-        };
-        let fields = near.fields();
+        let fields = self.near_field(&[], false, eps * eps).fields();
+        let cq = &self.charged.q;
         let held = self.held.as_mut().expect("checked above");
         held.calls += 1;
         let j = held.calls as Real;
@@ -467,7 +462,6 @@ impl FieldSolver for Ddef {
             return Ok(0.0); // no pair, no energy
         }
         let eps2 = eps * eps;
-        let grid = self.grid.as_ref().expect("a grid was placed");
         let (cx, cq) = (&self.charged.x, &self.charged.q);
         let phi_grid = if self.far_field {
             self.sources.load(cx, cq);
@@ -475,16 +469,7 @@ impl FieldSolver for Ddef {
         } else {
             vec![]
         };
-        let near = NearField {
-            grid,
-            loc: &self.loc,
-            world: &self.world,
-            e_grid: &[],
-            x: cx,
-            q: cq,
-            eps2,
-            far_field: self.far_field,
-        };
+        let near = self.near_field(&[], self.far_field, eps2);
         let (sum, _pairs) = potentials(&near, &phi_grid);
         Ok(0.5 * k_c * sum)
     }
