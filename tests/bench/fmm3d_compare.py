@@ -1,33 +1,37 @@
 #!/usr/bin/env python3
-"""Compare cmsc's Coulomb methods with FMM3D (fmm3dpy, Flatiron Institute) on the same points.
+"""Compare cmsc's Coulomb methods with FMM3D (Flatiron Institute) on the same points and threads.
 
 For torus-surface point sets (R = 1 m, r = 0.3 m, u x v grid with u = 5v, as
 cmsc-core/src/shapes.rs `torus`) carrying charges -1e-6 C on every fifth vertex and +1e-6 C
 elsewhere, this script computes the vertex-vertex Coulomb force with
 
-  * cmsc's exact direct sum (CMSC_COULOMB_DIRECT), the reference,
+  * cmsc's exact direct sum (CMSC_COULOMB_DIRECT), the reference (up to --direct-max points),
   * cmsc's DDEF approximation (CMSC_COULOMB_DDEF) for several grid sizes m (0: the adaptive grid),
-  * FMM3D's Laplace FMM (fmm3dpy.lfmm3d) for several tolerances eps,
+  * FMM3D's Laplace FMM (lfmm3d_s_c_g, the routine fmm3dpy.lfmm3d calls) for several tolerances
+    eps, from FMM3D's source built with OpenMP and its vectorised kernels (`make fmm3d`: FMM3D's
+    own `make lib FAST_KER=ON`, gfortran -O3 -march=native), through its C interface
+    (c/lfmm3d_c.h) loaded with ctypes,
 
 all through their public interfaces (cmsc through its C ABI, include/cmsc.h, loaded with
 ctypes) with the same thread count, and writes a markdown table of wall time and relative L2
-error, sqrt(sum |F - F_ref|^2 / sum |F_ref|^2), to stdout and to out/bench/fmm3d_compare.md.
+error, sqrt(sum |F - F_ref|^2 / sum |F_ref|^2), and a side-by-side table of DDEF's adaptive grid
+against each FMM3D tolerance (time ratio, errors) to stdout and to out/bench/fmm3d_compare.md.
 
 The thread count is fixed through the environment (RAYON_NUM_THREADS for cmsc,
 OMP_NUM_THREADS for FMM3D), which both libraries read only when they start their thread
 pools, so each thread count runs in a child process of this script started with that
-environment.
+environment; the child checks that FMM3D's OpenMP runtime took it (omp_get_max_threads).
 
 Run (from the repository root):
-    cargo build --release -p cmsc-ffi
-    python tests/bench/fmm3d_compare.py --n 10000,100000 --threads 1
-or `make bench-fmm3d`, which also creates the virtual environment from
-tests/bench/requirements.txt.
+    make fmm3d && cargo build --release -p cmsc-ffi
+    python tests/bench/fmm3d_compare.py --n 10000,100000 --threads 1,2
+or `make bench-fmm3d`, which also builds FMM3D and creates the virtual environment from
+tests/bench/requirements.txt. Time on a quiet machine (--max-load): under load FMM3D's OpenMP
+slows far more than cmsc's rayon.
 """
 
 import argparse
 import ctypes
-import importlib.util
 import json
 import math
 import os
@@ -37,12 +41,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_size_t, c_uint32, c_void_p
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32, c_void_p
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_LIB = REPO / "target" / "release" / "libcmsc.so"
 DEFAULT_OUT = REPO / "out" / "bench" / "fmm3d_compare.md"
+# What `make fmm3d` builds (Makefile: FMM3D_LIB); $FMM3D_LIB or --fmm3d-lib overrides it.
+DEFAULT_FMM3D = REPO / "target" / "fmm3d" / "fmm3dpy-2.1.0" / "lib" / "libfmm3d.so"
 
 K_C = 8.9875517923e9  # Coulomb's constant (N m^2 / C^2), cmsc's COULOMB_CONSTANT
 MAJOR, MINOR = 1.0, 0.3  # torus radii (m)
@@ -203,8 +209,9 @@ def rel_l2(np, f, ref):
 def numpy_forces(np, points, charges, targets, eps):
     """Plummer-softened (eps > 0) or true (eps = 0) Coulomb forces on `targets`, in numpy."""
     out = np.empty((len(targets), 3))
-    for start in range(0, len(targets), 16):
-        idx = targets[start:start + 16]
+    block = max(1, min(16, 4_000_000 // len(points)))  # (block, n, 3) temporaries stay ~100 MB
+    for start in range(0, len(targets), block):
+        idx = targets[start:start + block]
         d = points[idx, None, :] - points[None, :, :]  # (k, n, 3): x_i - x_j
         r2 = np.einsum("knc,knc->kn", d, d) + eps * eps
         r2[np.arange(len(idx)), idx] = np.inf  # no self term
@@ -237,48 +244,77 @@ def best_of(fn, repeat):
 # --------------------------------------------------------------------------------------------
 
 
-def fmm_openmp(fmm3dpy):
-    """Whether the installed fmm3dpy binaries link an OpenMP runtime (else OMP_NUM_THREADS is moot)."""
-    base = Path(fmm3dpy.__file__).parent
-    files = list(base.glob("lfmm3d*.so")) + list(base.parent.glob("fmm3dpy.libs/*"))
-    markers = (b"GOMP_parallel", b"libgomp", b"__kmpc_fork_call", b"libomp")
-    for f in files:
+class Fmm3d:
+    """FMM3D's Laplace FMM from the source build, through its C interface (c/lfmm3d_c.h):
+    `lfmm3d_s_c_g_(double *eps, int64_t *nsource, double *source, double *charge, double *pot,
+    double *grad, int64_t *ier)`, the potential and its gradient at the sources (self term
+    dropped); `source` is (3, n) in Fortran order, i.e. a C-contiguous (n, 3) array."""
+
+    def __init__(self, np, path):
+        self.np, self.path = np, Path(path)
+        self.lib = ctypes.CDLL(str(self.path))
+        fn = self.lib.lfmm3d_s_c_g_
+        fn.restype = None
+        fn.argtypes = [P_DOUBLE, POINTER(c_int64), P_DOUBLE, P_DOUBLE, P_DOUBLE, P_DOUBLE, POINTER(c_int64)]
+        self.fn = fn
+
+    def gradient(self, points, charges, eps):
+        """(n, 3) gradient of u_i = c sum_{j != i} q_j / r_ij at every source."""
+        np = self.np
+        src = np.ascontiguousarray(points, dtype=np.float64)
+        q = np.ascontiguousarray(charges, dtype=np.float64)
+        n = len(src)
+        pot, grad, ier = np.empty(n), np.empty((n, 3)), c_int64(0)
+        self.fn(byref(c_double(eps)), byref(c_int64(n)), as_ptr(src), as_ptr(q), as_ptr(pot),
+                as_ptr(grad), byref(ier))
+        if ier.value != 0:
+            raise RuntimeError(f"lfmm3d_s_c_g returned ier = {ier.value} (eps = {eps}, n = {n})")
+        return pot, grad
+
+    def openmp_threads(self):
+        """omp_get_max_threads() of the OpenMP runtime the library links, or None without one."""
         try:
-            data = f.read_bytes()
-        except OSError:
-            continue
-        if any(m in data for m in markers):
-            return True
-    return False
+            fn = self.lib.omp_get_max_threads  # dlsym searches the library's dependencies
+        except AttributeError:
+            return None
+        fn.restype, fn.argtypes = c_int, []
+        return fn()
+
+    def describe(self):
+        """What this build is: version (the sdist's PKG-INFO), OpenMP, vectorised kernels."""
+        version = "?"
+        pkg_info = self.path.parent.parent / "PKG-INFO"
+        if pkg_info.is_file():
+            for line in pkg_info.read_text(errors="replace").splitlines():
+                if line.startswith("Version:"):
+                    version = line.split(":", 1)[1].strip()
+                    break
+        return {"path": str(self.path), "version": version,
+                "vectorised": hasattr(self.lib, "l3ddirectcg_cpp_"),  # FAST_KER=ON's C++ kernels
+                "omp_threads": self.openmp_threads()}
 
 
-def fmm_gradient(fmm3dpy, np, points, charges, eps):
-    out = fmm3dpy.lfmm3d(eps=eps, sources=np.asfortranarray(points.T), charges=charges, pg=2)
-    return np.asarray(out.grad).T  # (n, 3)
-
-
-def fmm_convention(fmm3dpy, np, lib):
+def fmm_convention(fmm, np, lib):
     """Find alpha with F_i = alpha * q_i * grad_i from two unit charges, then check it on a torus.
 
     Two unit charges at 0 and (1, 0, 0) repel: with k_c = 1 the force on the first is (-1, 0, 0),
-    so alpha_unit = -1 / grad_x(first). fmm3dpy's `pot` there is the kernel constant c of
+    so alpha_unit = -1 / grad_x(first). FMM3D's `pot` there is the kernel constant c of
     u(x) = c * sum_j q_j / |x - x_j|.
     """
     src = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
-    out = fmm3dpy.lfmm3d(eps=1e-12, sources=np.asfortranarray(src.T), charges=np.ones(2), pg=2)
-    kernel_c = float(np.asarray(out.pot)[0])
-    grad_x = float(np.asarray(out.grad)[0, 0])
-    alpha_unit = -1.0 / grad_x
+    pot, grad = fmm.gradient(src, np.ones(2), 1e-12)
+    kernel_c = float(pot[0])
+    alpha_unit = -1.0 / float(grad[0, 0])
     # Check against cmsc's direct sum on a small torus (n = 500).
     pts = torus_points(np, 500)
     q = torus_charges(np, len(pts))
     with Sim(lib, np, pts, q, CMSC_COULOMB_DIRECT) as sim:
         direct = sim.coulomb_forces()
-    grad = fmm_gradient(fmm3dpy, np, pts, q, 1e-12)
+    grad = fmm.gradient(pts, q, 1e-12)[1]
     err = rel_l2(np, K_C * alpha_unit * q[:, None] * grad, direct)
     if err > 1e-4:
         raise RuntimeError(
-            f"fmm3dpy convention check failed: F = {alpha_unit:.6g} k_c q grad differs from cmsc's "
+            f"FMM3D convention check failed: F = {alpha_unit:.6g} k_c q grad differs from cmsc's "
             f"direct sum by {err:.3e} (relative L2) on n = {len(pts)}"
         )
     return {"kernel_c": kernel_c, "alpha_unit": alpha_unit, "check_n": len(pts), "check_err": err}
@@ -294,82 +330,82 @@ def run_child(args):
     for var in THREAD_VARS:
         if os.environ.get(var) != threads:
             raise RuntimeError(f"{var} must be {threads} in the child (got {os.environ.get(var)!r})")
-    import fmm3dpy  # noqa: E402
     import numpy as np  # noqa: E402  (after the thread environment is set)
 
     lib = load_cmsc(args.lib)
-    conv = fmm_convention(fmm3dpy, np, lib)
+    fmm = Fmm3d(np, args.fmm3d_lib)
+    build = fmm.describe()
+    if build["omp_threads"] != int(threads):
+        raise RuntimeError(f"{args.fmm3d_lib}: omp_get_max_threads() = {build['omp_threads']}, not {threads}: "
+                           "not an OpenMP build, or OMP_NUM_THREADS was not taken")
+    fmm_name = f"FMM3D {build['version']}"
+    conv = fmm_convention(fmm, np, lib)
     alpha = K_C * conv["alpha_unit"]
     rows, per_n = [], []
 
-    def row(method, param, n, time_s, first_s, cpu_ratio, err, f=None):
-        true_err = rel_l2(np, f, exact) if (f is not None and exact is not None) else None
+    def row(method, param, n, time_s, first_s, cpu_ratio, f):
+        err = rel_l2(np, f, ref) if ref is not None else None
+        true_err = rel_l2(np, f, exact) if exact is not None else None
         rows.append({"method": method, "param": param, "n": n, "threads": int(threads),
                      "time": time_s, "first": first_s, "cpu": cpu_ratio, "err": err,
-                     "true_err": true_err})
-        print(f"  [{threads} thr] {method:8s} {param:>10s} n={n}: {time_s:.4g} s, err {err}",
-              file=sys.stderr, flush=True)
+                     "true_err": true_err, "load": loadavg()})
+        print(f"  [{threads} thr] {method:8s} {param:>10s} n={n}: {time_s:.4g} s, err {err}, "
+              f"vs true {true_err}", file=sys.stderr, flush=True)
 
     for n_req in args.n:
         pts = torus_points(np, n_req)
         n = len(pts)
         q = torus_charges(np, n)
         soft = auto_softening(np, pts)
-
-        exact = None  # the true (unsoftened) sum, by FMM3D at --check-eps
-        with Sim(lib, np, pts, q, CMSC_COULOMB_DIRECT) as sim:
-            ref, t_ref, cpu_ref = timed(sim.coulomb_forces)
         info_n = {"n": n, "softening": soft}
+
+        ref = exact = None  # cmsc's direct (softened) sum; the true sum, by FMM3D at --check-eps
+        if n <= args.direct_max:
+            with Sim(lib, np, pts, q, CMSC_COULOMB_DIRECT) as sim:
+                direct, t_ref, cpu_ref = timed(sim.coulomb_forces)
         if args.check_eps > 0:
-            grad, t, cpu = timed(lambda: fmm_gradient(fmm3dpy, np, pts, q, args.check_eps))
+            grad, t_chk, cpu_chk = timed(lambda: fmm.gradient(pts, q, args.check_eps)[1])
             exact = alpha * q[:, None] * grad
-            # Sampled numpy check of both: cmsc's direct sum is the softened sum, FMM3D at
-            # --check-eps the true one.
+            # Sampled numpy check: cmsc's direct sum is the softened sum, FMM3D at --check-eps
+            # the true one.
             sample = np.unique(np.linspace(0, n - 1, min(n, 256)).round().astype(int))
             soft_np = numpy_forces(np, pts, q, sample, soft)
             true_np = numpy_forces(np, pts, q, sample, 0.0)
             info_n.update(sample=len(sample),
-                          direct_vs_np_soft=rel_l2(np, ref[sample], soft_np),
                           fmm_tight_vs_np_true=rel_l2(np, exact[sample], true_np),
                           soft_vs_true_np=rel_l2(np, soft_np, true_np))
+            if n <= args.direct_max:
+                info_n["direct_vs_np_soft"] = rel_l2(np, direct[sample], soft_np)
         per_n.append(info_n)
-        row("cmsc direct", "(reference)", n, t_ref, None, cpu_ref, 0.0, ref)
+        if n <= args.direct_max:
+            ref = direct
+            row("cmsc direct", "(reference)", n, t_ref, None, cpu_ref, direct)
         if exact is not None:
-            row("FMM3D", f"eps={args.check_eps:g}", n, t, None, cpu, rel_l2(np, exact, ref))
+            row(fmm_name, f"eps={args.check_eps:g}", n, t_chk, None, cpu_chk, exact)
 
+        # Interleaved: each DDEF grid, then each FMM3D tolerance, on the same points.
         for m in args.m:
             with Sim(lib, np, pts, q, CMSC_COULOMB_DDEF, grid_points=m) as sim:
                 _, first, _ = timed(sim.coulomb_forces)  # builds and caches the grid
                 for _ in range(ADAPTIVE_WARMUP if m == 0 else 0):
                     sim.coulomb_forces()  # the adaptive grid settles (rebuilding as it goes)
                 f, t, cpu = best_of(sim.coulomb_forces, args.repeat)
-            row("cmsc DDEF", f"m={m}" if m else "adaptive m", n, t, first, cpu, rel_l2(np, f, ref), f)
+            row("cmsc DDEF", f"m={m}" if m else "adaptive m", n, t, first, cpu, f)
 
         for eps in args.eps:
-            call = lambda: fmm_gradient(fmm3dpy, np, pts, q, eps)  # noqa: E731
+            call = lambda: fmm.gradient(pts, q, eps)[1]  # noqa: E731
             _, first, _ = timed(call)  # warm-up
             grad, t, cpu = best_of(call, args.repeat)
-            f = alpha * q[:, None] * grad
-            row("FMM3D", f"eps={eps:g}", n, t, first, cpu, rel_l2(np, f, ref), f)
+            row(fmm_name, f"eps={eps:g}", n, t, first, cpu, alpha * q[:, None] * grad)
 
     info = {
         "cmsc_version": lib.cmsc_version().decode(),
-        "fmm3dpy_version": getattr(fmm3dpy, "__version__", None) or pkg_version("fmm3dpy"),
-        "fmm_openmp": fmm_openmp(fmm3dpy),
+        "fmm3d": build,
         "numpy_version": np.__version__,
         "convention": conv,
         "per_n": per_n,
     }
     Path(args.child_json).write_text(json.dumps({"rows": rows, "info": info}))
-
-
-def pkg_version(name):
-    try:
-        from importlib.metadata import version
-
-        return version(name)
-    except Exception:  # noqa: BLE001
-        return "?"
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,14 +424,56 @@ def fmt_err(e):
 
 
 def fmt_true(r):
-    if r["method"] == "FMM3D" and r["true_err"] is None and r["first"] is None:
+    if r["method"].startswith("FMM3D") and r["first"] is None:
         return "(true-sum proxy)"
     return "—" if r["true_err"] is None else f"{r['true_err']:.2e}"
+
+
+def best_err(r):
+    """The error a side-by-side row quotes: against the true sum where known, else against cmsc's direct sum."""
+    return r["true_err"] if r["true_err"] is not None else r["err"]
+
+
+def side_by_side(results):
+    """DDEF's adaptive grid against each FMM3D tolerance: same n, same threads, same run."""
+    lines = ["| n | threads | cmsc DDEF adaptive (s) | error | FMM3D | FMM3D (s) | error "
+             "| DDEF time / FMM3D time |", "|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for res in results:
+        rows = res["rows"]
+        for d in (r for r in rows if r["method"] == "cmsc DDEF" and r["param"] == "adaptive m"):
+            for f in (r for r in rows if r["method"].startswith("FMM3D") and r["n"] == d["n"]
+                      and r["first"] is not None):
+                lines.append(f"| {d['n']} | {d['threads']} | {d['time']:.3g} | {best_err(d):.2e} "
+                             f"| {f['param']} | {f['time']:.3g} | {best_err(f):.2e} "
+                             f"| {d['time'] / f['time']:.2f} |")
+    return lines if len(lines) > 2 else []
+
+
+def scaling(results):
+    """Each method's time on every thread count, and its speed-up over the first one."""
+    if len(results) < 2:
+        return []
+    counts = [res["rows"][0]["threads"] for res in results]
+    keys = dict.fromkeys((r["method"], r["param"], r["n"]) for r in results[0]["rows"] if r["first"] is not None)
+    lines = ["| method | parameter | n | " + " | ".join(f"{t} thr (s)" for t in counts) + " | "
+             + " | ".join(f"speed-up {t}/{counts[0]} thr" for t in counts[1:]) + " |",
+             "|---|---|---:|" + "---:|" * (2 * len(counts) - 1)]
+    for key in keys:
+        times = []
+        for res in results:
+            hit = [r for r in res["rows"] if (r["method"], r["param"], r["n"]) == key]
+            times.append(hit[0]["time"] if hit else None)
+        if None in times:
+            continue
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(f"{t:.3g}" for t in times) + " | "
+                     + " | ".join(f"{times[0] / t:.2f}" for t in times[1:]) + " |")
+    return lines
 
 
 def render(results, args, command, load_before, load_after):
     info = results[0]["info"]
     conv = info["convention"]
+    build = info["fmm3d"]
     cpus = os.cpu_count()
     c = conv["kernel_c"]
     if abs(4 * math.pi * c - 1) < 1e-9:
@@ -404,37 +482,55 @@ def render(results, args, command, load_before, load_after):
         kernel, force = "/ r_ij", "-k_c q_i grad_i"
     else:
         kernel, force = f"* {c:.7g} / r_ij", f"{conv['alpha_unit']:.7g} k_c q_i grad_i"
-    omp = "yes" if info["fmm_openmp"] else "no: serial build, OMP_NUM_THREADS has no effect"
+    omp = ", ".join(f"{res['rows'][0]['threads']} thread(s): omp_get_max_threads() = "
+                    f"{res['info']['fmm3d']['omp_threads']}" for res in results)
     lines = [
         "# cmsc Coulomb methods vs FMM3D",
         "",
         f"Machine: processor `{platform.processor() or platform.machine()}`, {cpus} CPUs, "
         f"{platform.system()} {platform.release()}, Python {platform.python_version()}; "
-        f"cmsc {info['cmsc_version']} (`{args.lib}`); fmm3dpy {info['fmm3dpy_version']} "
-        f"(OpenMP: {omp}); numpy {info['numpy_version']}.",
+        f"cmsc {info['cmsc_version']} (`{args.lib}`); numpy {info['numpy_version']}.",
+        "",
+        f"FMM3D: version {build['version']}, built from source by `make fmm3d` (FMM3D's "
+        f"`make lib FAST_KER=ON`: gfortran -O3 -march=native, OpenMP, "
+        f"{'its vectorised C++ kernels' if build['vectorised'] else 'WITHOUT its vectorised kernels'}), "
+        f"`{build['path']}`, called through its C interface (lfmm3d_s_c_g); OpenMP threads as run: {omp}.",
         "",
         f"Command: `{command}`",
         "",
-        f"Load average (1/5/15 min) before: {load_before}; after: {load_after}.",
+        f"Load average (1/5/15 min) before: {load_before}; after: {load_after}"
+        + "".join(f"; {res['rows'][0]['threads']}-thread run started at {res['load_start']}"
+                  + (f" after waiting {res['waited']:.0f} s" if res["waited"] else "") for res in results)
+        + ".",
         "",
         "| method | parameter | n | threads | time (s) | first call (s) | CPU/wall "
-        "| relative L2 error | vs true sum |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| relative L2 error | vs true sum | load (1 min) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for res in results:
         for r in res["rows"]:
             lines.append(
                 f"| {r['method']} | {r['param']} | {r['n']} | {r['threads']} | {fmt_time(r['time'])} "
                 f"| {fmt_time(r['first'])} | {r['cpu']:.2f} | {fmt_err(r['err'])} "
-                f"| {fmt_true(r)} |"
+                f"| {fmt_true(r)} | {r['load'].split(' / ')[0]} |"
             )
+    sbs = side_by_side(results)
+    if sbs:
+        lines += ["", "Side by side (same run, same points, same threads): cmsc DDEF's adaptive grid "
+                  "against each FMM3D tolerance; error against the true sum where it was computed, "
+                  "else against cmsc's direct sum.", ""] + sbs
+    sc = scaling(results)
+    if sc:
+        lines += ["", "Thread scaling (the same rows on each thread count):", ""] + sc
+    direct_ns = [p["n"] for p in info["per_n"] if p["n"] <= args.direct_max]
     lines += [
         "",
         "Notes:",
         "",
         "- Points: torus surface (R = 1 m, r = 0.3 m, u = 5v grid, as cmsc-core `shapes::torus`); "
         "charges -1e-6 C on every fifth vertex, +1e-6 C elsewhere; k_c = 8.9875517923e9.",
-        "- Reference: cmsc's exact direct sum (CMSC_COULOMB_DIRECT) through cmsc_coulomb_forces. "
+        "- Reference: cmsc's exact direct sum (CMSC_COULOMB_DIRECT) through cmsc_coulomb_forces, for "
+        f"n <= {args.direct_max} (here n = {', '.join(map(str, direct_ns)) or 'none'}). "
         "Without springs cmsc softens the kernel by 1e-3 x bounding-box diagonal / cbrt(n) ("
         + ", ".join(f"n = {p['n']}: {p['softening']:.3g} m" for p in info["per_n"])
         + "). 'relative L2 error' is sqrt(sum |F - F_ref|^2 / sum |F_ref|^2) against it.",
@@ -442,9 +538,11 @@ def render(results, args, command, load_before, load_after):
         "unsoftened Coulomb sum; on the cmsc direct row it is the error the softening causes. "
         "Sampled numpy check (float64, every target against all n sources): "
         + "; ".join(
-            f"n = {p['n']} ({p['sample']} targets): cmsc direct vs numpy softened sum "
-            f"{p['direct_vs_np_soft']:.1e}, FMM3D eps = {args.check_eps:g} vs numpy true sum "
-            f"{p['fmm_tight_vs_np_true']:.1e}, numpy softened vs true {p['soft_vs_true_np']:.1e}"
+            f"n = {p['n']} ({p['sample']} targets): "
+            + (f"cmsc direct vs numpy softened sum {p['direct_vs_np_soft']:.1e}, "
+               if "direct_vs_np_soft" in p else "")
+            + f"FMM3D eps = {args.check_eps:g} vs numpy true sum {p['fmm_tight_vs_np_true']:.1e}, "
+            f"numpy softened vs true {p['soft_vs_true_np']:.1e}"
             for p in info["per_n"] if "sample" in p
         )
         + ".",
@@ -454,18 +552,18 @@ def render(results, args, command, load_before, load_after):
         f"direct sum on n = {conv['check_n']} torus points this differs by {conv['check_err']:.2e} "
         "(relative L2: the softening of the reference).",
         "- time: cmsc DDEF is the second call (grid built and cached by the first, shown as "
-        "'first call'); FMM3D is one call after a warm-up call (the warm-up shown as 'first call'); "
+        "'first call'; the adaptive grid after it has settled); FMM3D is one call after a warm-up call "
+        "(the warm-up shown as 'first call'); "
         f"with --repeat {args.repeat} the fastest of {args.repeat} timed calls. cmsc direct and the "
         "FMM3D accuracy check are single calls. CPU/wall is the process CPU time over the wall time "
-        "of the timed call: the threads actually busy.",
+        "of the timed call: the threads actually busy. 'load (1 min)' is the load average when the "
+        "row was written; it counts this benchmark's own busy threads too (up to the thread count).",
         "- threads: RAYON_NUM_THREADS (cmsc) and OMP_NUM_THREADS (FMM3D) set to this value before "
-        "either library is loaded.",
+        "either library is loaded; FMM3D's OpenMP runtime is checked to report that many threads.",
+        "- OpenMP's threads wait for each other at every parallel region: when other processes take "
+        "the cores, FMM3D on 2 threads slows far more than cmsc's rayon (work stealing). Compare on "
+        "a quiet machine (--max-load).",
     ]
-    if not info["fmm_openmp"]:
-        lines.append(
-            "- The installed fmm3dpy wheel links no OpenMP runtime, so FMM3D runs on one thread "
-            "whatever OMP_NUM_THREADS says (see its CPU/wall)."
-        )
     return "\n".join(lines) + "\n"
 
 
@@ -489,15 +587,24 @@ def parse_args(argv):
                         "(default: the CPU count)")
     p.add_argument("--m", type=csv_of("integers", int), default=[0, 1000, 3000, 10_000],
                    help="DDEF grid sizes, 0 = adaptive (default 0,1000,3000,10000)")
-    p.add_argument("--eps", type=csv_of("numbers", float), default=[1e-2, 1e-3],
-                   help="FMM3D tolerances (default 1e-2,1e-3)")
+    p.add_argument("--eps", type=csv_of("numbers", float), default=[0.5, 1e-3],
+                   help="FMM3D tolerances (default 0.5,1e-3: DDEF's accuracy and FMM3D's usual one)")
     p.add_argument("--check-eps", type=float, default=1e-12,
-                   help="tolerance of the FMM3D run that checks the softened reference against "
-                        "the true Coulomb sum; 0 skips it (default 1e-12)")
+                   help="tolerance of the FMM3D run that gives the true Coulomb sum (checks the softened "
+                        "reference, and is the reference above --direct-max); 0 skips it (default 1e-12)")
+    p.add_argument("--direct-max", type=int, default=200_000,
+                   help="largest n for cmsc's O(n^2) direct sum (default 200000)")
     p.add_argument("--repeat", type=int, default=1,
                    help="timed calls per measurement, the fastest reported (default 1)")
     p.add_argument("--lib", type=Path, default=DEFAULT_LIB,
                    help="path of libcmsc.so (default target/release/libcmsc.so in the repository)")
+    p.add_argument("--fmm3d-lib", type=Path, default=Path(os.environ.get("FMM3D_LIB", DEFAULT_FMM3D)),
+                   help="FMM3D's libfmm3d.so, built with OpenMP (default $FMM3D_LIB, else what "
+                        "`make fmm3d` builds: target/fmm3d/fmm3dpy-2.1.0/lib/libfmm3d.so)")
+    p.add_argument("--max-load", type=float,
+                   help="before each thread count, wait (polling every 60 s, at most --max-wait s) "
+                        "until the 1-minute load average is below this (default: no wait)")
+    p.add_argument("--max-wait", type=float, default=1200, help="see --max-load (default 1200 s)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT,
                    help="markdown output (default out/bench/fmm3d_compare.md in the repository)")
     p.add_argument("--threads-one", type=int, help=argparse.SUPPRESS)  # child process
@@ -507,7 +614,10 @@ def parse_args(argv):
         p.error("--threads and --repeat take values >= 1, --m values >= 0")
     if any(n < 5 for n in args.n):
         p.error("--n takes values >= 5")
+    if args.check_eps <= 0 and any(n > args.direct_max for n in args.n):
+        p.error("n above --direct-max needs --check-eps > 0 (the true sum is then the reference)")
     args.lib = args.lib.resolve()
+    args.fmm3d_lib = args.fmm3d_lib.resolve()
     return args
 
 
@@ -518,34 +628,50 @@ def loadavg():
         return "?"
 
 
+def wait_for_quiet(max_load, max_wait):
+    """Seconds waited until the 1-minute load average fell below max_load (or max_wait passed)."""
+    t0 = time.monotonic()
+    while os.getloadavg()[0] >= max_load and time.monotonic() - t0 < max_wait:
+        print(f"load {loadavg()} >= {max_load}: waiting ...", file=sys.stderr, flush=True)
+        time.sleep(60)
+    return time.monotonic() - t0
+
+
 def main(argv):
     args = parse_args(argv)
     if args.child_json:
         run_child(args)
         return 0
 
-    missing = [m for m in ("numpy", "fmm3dpy") if importlib.util.find_spec(m) is None]
-    if missing:
-        sys.exit(f"error: Python package(s) {', '.join(missing)} not installed for {sys.executable}; "
-                 "run `make bench-fmm3d` (or `pip install -r tests/bench/requirements.txt`).")
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        sys.exit(f"error: numpy is not installed for {sys.executable}; run `make bench-fmm3d` "
+                 "(or `pip install -r tests/bench/requirements.txt`).")
     if not args.lib.is_file():
         sys.exit(f"error: {args.lib} not found; build it with `cargo build --release -p cmsc-ffi` "
                  "or pass --lib.")
+    if not args.fmm3d_lib.is_file():
+        sys.exit(f"error: {args.fmm3d_lib} not found; build FMM3D with `make fmm3d` or pass --fmm3d-lib.")
 
     command = shlex.join(["python", os.path.relpath(__file__), *argv])
     load_before = loadavg()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for t in args.threads:
+            waited = wait_for_quiet(args.max_load, args.max_wait) if args.max_load else 0.0
             env = dict(os.environ, **{var: str(t) for var in THREAD_VARS})
             js = Path(tmp) / f"threads{t}.json"
-            child = [sys.executable, str(Path(__file__).resolve()), *argv,
+            child = [sys.executable, str(Path(__file__).resolve()), *argv, "--fmm3d-lib", str(args.fmm3d_lib),
                      "--threads-one", str(t), "--child-json", str(js)]
-            print(f"running with {t} thread(s) (load {loadavg()}) ...", file=sys.stderr, flush=True)
+            load_start = loadavg()
+            print(f"running with {t} thread(s) (load {load_start}) ...", file=sys.stderr, flush=True)
             rc = subprocess.run(child, env=env).returncode
             if rc != 0:
                 sys.exit(f"error: the {t}-thread run failed (exit status {rc})")
-            results.append(json.loads(js.read_text()))
+            res = json.loads(js.read_text())
+            res.update(load_start=load_start, waited=waited)
+            results.append(res)
     text = render(results, args, command, load_before, loadavg())
     sys.stdout.write(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -283,6 +283,7 @@ def fig7_timing(cfg, threads):
     c = cfg["fig7"]
     omm = peers.OpenMMForces(threads)
     conv = peers.fmm3d_convention()
+    log(f"fig7: FMM3D is the {peers.fmm3d_build()}")
     rows = []
     gpu = None
     for n_req in c["n"]:
@@ -323,11 +324,12 @@ def fig7_timing(cfg, threads):
                 gpu = True
             except UnavailableError as err:
                 gpu = str(err)
-        for eps in c["fmm_eps"]:
+        for eps in c["fmm_eps"]:  # the OpenMP source build under `make validate` (peers._fmm3d)
             log(f"fig7: n = {n}: FMM3D eps = {eps}")
             _, first = best_time(lambda: peers.fmm3d_forces(x, q, eps), 1)
             f, t = best_time(lambda: peers.fmm3d_forces(x, q, eps), c["repeat"])
             add("FMM3D", f"eps={eps:g}", t, first, f)
     return {"rows": rows, "q": c["q"], "direct_cap": c["direct_cap"], "samples": c["samples"],
             "repeat": c["repeat"], "gpu": gpu if gpu is not True else "available",
-            "fmm_convention": list(map(float, conv)), "openmm_one_4pi_eps0": omm.one_4pi_eps0}
+            "fmm_convention": list(map(float, conv)), "fmm3d": peers.fmm3d_build(),
+            "openmm_one_4pi_eps0": omm.one_4pi_eps0}

@@ -8,7 +8,10 @@
 * JAX MD (`jax_md.simulate.nve`, velocity Verlet) on float64 JAX with the energy written in
   `jax.numpy`: springs k_s (r - l)^2 / 2 and the true all-pairs Coulomb sum.
 * OpenMM (`NonbondedForce`, `NoCutoff`, CPU platform): the O(n^2) Coulomb force.
-* FMM3D (`fmm3dpy.lfmm3d`): the Laplace fast multipole method.
+* FMM3D: the Laplace fast multipole method (`lfmm3d_s_c_g`, what `fmm3dpy.lfmm3d` calls), from
+  FMM3D's source built with OpenMP and its vectorised kernels when $FMM3D_LIB names that library
+  (`make validate` builds it, `make fmm3d`, and sets it), else from the serial fmm3dpy wheel (the
+  smoke test's accuracy reference).
 """
 
 import ctypes
@@ -253,28 +256,75 @@ class OpenMMForces:
         return np.asarray(f) * scale, best, setup
 
 
-_FMM_ALPHA = []
+_FMM = {}
+
+
+def _fmm3d():
+    """The FMM3D that fmm3d_forces runs: {"gradient": fn(x, charges, eps) -> (pot, grad (n, 3)),
+    "build": what it is}. With $FMM3D_LIB: that library (FMM3D's `make lib FAST_KER=ON`) through
+    its C interface (c/lfmm3d_c.h), `lfmm3d_s_c_g_(double *eps, int64_t *nsource, double *source,
+    double *charge, double *pot, double *grad, int64_t *ier)`, source (3, n) in Fortran order = a
+    C-contiguous (n, 3) array; its OpenMP pool takes OMP_NUM_THREADS. Without: the fmm3dpy wheel."""
+    if _FMM:
+        return _FMM
+    path = os.environ.get("FMM3D_LIB")
+    if path:
+        lib = ctypes.CDLL(path)
+        fn = lib.lfmm3d_s_c_g_
+        p_double, p_int64 = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int64)
+        fn.restype = None
+        fn.argtypes = [p_double, p_int64, p_double, p_double, p_double, p_double, p_int64]
+
+        def gradient(x, charges, eps):
+            src = np.ascontiguousarray(x, dtype=np.float64)
+            q = np.ascontiguousarray(charges, dtype=np.float64)
+            pot, grad, ier = np.empty(len(src)), np.empty((len(src), 3)), ctypes.c_int64(0)
+            fn(ctypes.byref(ctypes.c_double(eps)), ctypes.byref(ctypes.c_int64(len(src))),
+               *(a.ctypes.data_as(p_double) for a in (src, q, pot, grad)), ctypes.byref(ier))
+            if ier.value != 0:
+                raise RuntimeError(f"FMM3D lfmm3d_s_c_g: ier = {ier.value} (eps = {eps}, n = {len(src)})")
+            return pot, grad
+
+        lib.omp_get_max_threads.restype = ctypes.c_int  # libgomp, a dependency of the build
+        info = Path(path).resolve().parent.parent / "PKG-INFO"  # the sdist's metadata
+        version = next((line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
+                        if line.startswith("Version:")), "?") if info.is_file() else "?"
+        build = (f"FMM3D {version} built from source with OpenMP and its vectorised kernels "
+                 f"(`make fmm3d`: `make lib FAST_KER=ON`, gfortran -O3 -march=native; {path}), "
+                 f"{lib.omp_get_max_threads()} OpenMP threads")
+    else:
+        from importlib.metadata import version
+
+        import fmm3dpy
+
+        def gradient(x, charges, eps):
+            out = fmm3dpy.lfmm3d(eps=eps, sources=np.asfortranarray(x.T), charges=charges, pg=2)
+            return np.asarray(out.pot), np.asarray(out.grad).T
+
+        build = f"fmm3dpy {version('fmm3dpy')} wheel from PyPI (serial: no OpenMP)"
+    _FMM.update(gradient=gradient, build=build)
+    return _FMM
+
+
+def fmm3d_build():
+    """What fmm3d_forces runs (see _fmm3d), in words."""
+    return _fmm3d()["build"]
 
 
 def fmm3d_convention():
-    """fmm3dpy's kernel, measured on two unit charges 1 m apart: (c, alpha) where lfmm3d's
+    """FMM3D's kernel, measured on two unit charges 1 m apart: (c, alpha) where lfmm3d's
     potential is u_i = c sum_j q_j / r_ij and the Coulomb force is F_i = k_c alpha q_i grad u_i
     (with k_c = 1 the first charge feels (-1, 0, 0), so alpha = -1 / grad_x)."""
-    import fmm3dpy
-
-    out = fmm3dpy.lfmm3d(eps=1e-12, sources=np.asfortranarray(np.array([[0.0, 0, 0], [1.0, 0, 0]]).T),
-                         charges=np.ones(2), pg=2)
-    return float(np.asarray(out.pot)[0]), -1.0 / float(np.asarray(out.grad)[0, 0])
+    pot, grad = _fmm3d()["gradient"](np.array([[0.0, 0, 0], [1.0, 0, 0]]), np.ones(2), 1e-12)
+    return float(pot[0]), -1.0 / float(grad[0, 0])
 
 
 def fmm3d_forces(x, charges, eps):
-    """Coulomb forces (N) from fmm3dpy.lfmm3d's potential gradient, see fmm3d_convention."""
-    import fmm3dpy
-
-    if not _FMM_ALPHA:
-        _FMM_ALPHA.append(fmm3d_convention()[1])
-    out = fmm3dpy.lfmm3d(eps=eps, sources=np.asfortranarray(x.T), charges=charges, pg=2)
-    return K_C * _FMM_ALPHA[0] * charges[:, None] * np.asarray(out.grad).T
+    """Coulomb forces (N) from FMM3D's potential gradient, see fmm3d_convention."""
+    fmm = _fmm3d()
+    if "alpha" not in fmm:
+        fmm["alpha"] = fmm3d_convention()[1]
+    return K_C * fmm["alpha"] * charges[:, None] * fmm["gradient"](x, charges, eps)[1]
 
 
 def exact_forces(x, charges, targets):
