@@ -126,18 +126,25 @@ fn ddef_forward_gradient_is_close_to_exact() {
     )
     .unwrap();
     let target: Vec<Vec3> = mesh.positions.iter().map(|p| p * 1.1).collect();
-    let grad = |coulomb| {
+    let system = |coulomb, far_field_interval| {
         let params = SimParams {
             time_step: 0.05,
             gravity: Vec3::zeros(),
             coulomb,
             grid_points: 300,
+            far_field_interval,
             ..SimParams::default()
         };
-        let mut sys = System::new(&mesh.positions, &vec![0.01; n], &ends, &k, params).unwrap();
-        sys.rollout_gradient(10, &groups, &[2e-6], &target).unwrap()
+        System::new(&mesh.positions, &vec![0.01; n], &ends, &k, params).unwrap()
     };
+    let grad = |coulomb| system(coulomb, 1).rollout_gradient(10, &groups, &[2e-6], &target).unwrap();
     let (exact, ddef) = (grad(FieldMethod::Direct), grad(FieldMethod::Ddef));
+    // the rollout evaluates the whole field every step whatever the far-field interval, and
+    // leaves the interval as it was
+    let mut held = system(FieldMethod::Ddef, 4);
+    let g = held.rollout_gradient(10, &groups, &[2e-6], &target).unwrap();
+    assert_eq!((g.loss, &g.grad_charges), (ddef.loss, &ddef.grad_charges));
+    assert_eq!(held.params().far_field_interval, 4);
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
     let (eg, el) = (rel(ddef.grad_charges[0], exact.grad_charges[0]), rel(ddef.loss, exact.loss));
     println!(
