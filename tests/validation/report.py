@@ -379,7 +379,8 @@ def section_fig7(results):
              f"stop at n = {r['direct_cap']} (beyond it one evaluation takes tens of seconds to minutes "
              f"on this shared 2-core machine) and the others at n = {max(row['n'] for row in r['rows'])} "
              "(the paper went to 530K–3M vertices; here the whole report must fit in ~30–40 min). "
-             f"GPU DDEF: {r['gpu']}. FMM3D timed: {r.get('fmm3d', 'the fmm3dpy wheel')}. FMM3D convention, measured: potential c Σ q_j / r with "
+             f"GPU DDEF: {r['gpu']}. FMM3D timed: {r.get('fmm3d', 'the fmm3dpy wheel')}. "
+             "FMM3D convention, measured: potential c Σ q_j / r with "
              f"c = {r['fmm_convention'][0]:.8g}, force = {r['fmm_convention'][1]:.8g} k_c q ∇u; "
              f"OpenMM's 1/(4πε0) found: {r['openmm_one_4pi_eps0']:.6f} "
              "kJ nm/(mol e²).", "",
