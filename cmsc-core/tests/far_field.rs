@@ -56,6 +56,7 @@ fn forces(solver: &mut dyn FieldSolver, x: &[Vec3], q: &[Real], hold: bool) -> V
 fn held_far_field_is_consistent_with_the_whole_field() {
     let (x, q) = torus_points();
     let mut ddef = Ddef::new(400);
+    ddef.set_far_field_interval(2);
     let whole = forces(&mut ddef, &x, &q, false);
     let held = forces(&mut ddef, &x, &q, true);
     let scale = whole.iter().map(|f| f.norm()).fold(0.0, Real::max);
@@ -69,6 +70,7 @@ fn held_far_field_is_consistent_with_the_whole_field() {
         let moved: Vec<Vec3> =
             x.iter().map(|p| p + a * Vec3::new((3.0 * p.y).sin(), (2.0 * p.x).cos(), p.z)).collect();
         let mut solver = Ddef::new(400).with_placement(Placement::Following);
+        solver.set_far_field_interval(2);
         let whole = forces(&mut solver, &x, &q, false);
         let held_moved = forces(&mut solver, &moved, &q, true);
         let whole_moved = forces(&mut solver, &moved, &q, false);
@@ -99,6 +101,7 @@ fn with_everything_near_the_held_force_is_the_direct_sum() {
         (0..40).map(|i| Vec3::new((i % 4) as Real * 0.1, (i / 4) as Real * 0.05, 0.01 * i as Real)).collect();
     let q: Vec<Real> = (0..40).map(|i| if i % 3 == 0 { -1e-8 } else { 2e-8 }).collect();
     let mut ddef = Ddef::new(4);
+    ddef.set_far_field_interval(2);
     forces(&mut ddef, &x, &q, false);
     let moved: Vec<Vec3> =
         x.iter().enumerate().map(|(i, p)| p + Vec3::new(0.0, 0.002 * i as Real, 0.0)).collect();

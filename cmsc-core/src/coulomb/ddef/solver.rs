@@ -336,7 +336,8 @@ impl FieldSolver for Ddef {
             out[v as usize] = f + e * (k_c * qi);
         }
         remove_net_force(&self.charged.index, out);
-        if self.far_field {
+        // kept only for multiple time stepping: every whole call would copy it for nothing
+        if self.far_field && self.interval > 1 {
             let (index, tets) = (&self.charged.index, &self.loc.tet);
             let previous = previous.filter(|p| !rebuild && p.k_c == k_c && p.eps == eps && p.index == *index);
             let slope = match previous {
@@ -389,8 +390,9 @@ impl FieldSolver for Ddef {
     /// removed as in `forces`. No grid placement, location, gather or corner corrections: the
     /// cost is the near field's `Σ_τ n_τ |C_τ|` pair terms. Falls back to `forces` when there
     /// is nothing to hold: before the first call, after [`FieldSolver::potential`] placed the
-    /// charges anew, when a charge changed or `k_c` or `ε` differ, and for
-    /// [`Ddef::without_far_field`]. Between two whole evaluations on the same grid, a charge
+    /// charges anew, when a charge changed or `k_c` or `ε` differ, for
+    /// [`Ddef::without_far_field`], and while the interval
+    /// ([`FieldSolver::set_far_field_interval`]) is 1, when `forces` keeps no far part. Between two whole evaluations on the same grid, a charge
     /// that stayed in its tet has its far part extrapolated linearly in the calls since, from its
     /// change between them (the split of its field is the same, so that change is smooth).
     fn forces_holding_far_field(
