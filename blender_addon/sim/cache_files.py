@@ -107,3 +107,30 @@ def make_folder(path):
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
         raise CacheFileError(f"cannot create the folder {folder} for the cache: {e.strerror or e}") from e
+
+
+def same_blend(recorded, current, blend_relative):
+    """Whether a bake recorded as made by the .blend at `recorded` (its absolute path when it
+    baked; "" for an unsaved file) belongs to the .blend at `current`. The same path is the
+    same file. A cache relative to the .blend also stays its own when the .blend moved with its
+    folder (same file name, another folder); a Save As under another name (`shot_v02.blend`
+    beside `shot_v01.blend`) is another file, whose bakes must never replace or delete the
+    first one's. An unsaved file owns only what it baked while unsaved."""
+    if recorded == current:
+        return True
+    if not recorded or not current:
+        return False
+    if same_file(recorded, current):
+        return True
+    return blend_relative and os.path.basename(recorded) == os.path.basename(current)
+
+
+def free_default_path(object_name, new_id, taken):
+    """A default cache path for `object_name` whose file does not exist: ids from `new_id()`
+    until `taken(path)` is false. Returns (path, id)."""
+    for _ in range(1000):
+        cache_id = new_id()
+        path = default_path(object_name, cache_id)
+        if not taken(path):
+            return path, cache_id
+    raise CacheFileError(f"no free default cache file for {object_name}: set a Cache Path")

@@ -4,6 +4,7 @@ the Mesh Cache modifier or shape keys through `cache`, and the record `watch` co
 chains them on the calling thread for `execute()`; `ModalBake` runs the middle part in a worker
 thread for the modal operator and is registered in `activity` while it runs."""
 
+import secrets
 import threading
 
 from ..sim import methods
@@ -17,7 +18,7 @@ def collect(context, obj):
     checking where each cache goes (CacheFileError: refused, nothing changed), ending their
     previews and freeing their old bakes. Returns (objects, job)."""
     objects = inputs.simulated_objects(context.scene, obj)
-    paths = [cache.check_target(o) if o.cmsc.cache_format == "PC2" else None for o in objects]
+    paths = [cache.check_target(o, objects) if o.cmsc.cache_format == "PC2" else None for o in objects]
     for o in objects:
         bridge.name_keyed_charge_paths(o)  # charge keyframes follow their group by name
         preview.clear(o)
@@ -56,9 +57,10 @@ def report_warnings(job, report):
 
 def finish(scene, objects, job):
     """Makes what `job` baked play on each of `objects` (in the job's part order), and records
-    what each was baked from (`watch`)."""
+    what each was baked from (`watch`) and that they were baked together (`cache`)."""
+    together = secrets.token_hex(8)
     for part, obj in enumerate(objects):
-        cache.finish(obj, job, part)
+        cache.finish(obj, job, part, together)
         if job.frames_done:
             watch.record(scene, obj)
 

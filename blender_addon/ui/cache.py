@@ -25,9 +25,16 @@ from . import bridge
 MODIFIER_NAME = "cmsc cache"
 SHAPE_KEY_PREFIX = "cmsc "
 #: ID properties on `Object.cmsc`, written only here: the path the bake wrote (as the modifier
-#: holds it) and the `persistent_uid` of the modifier it added.
+#: holds it), the `persistent_uid` of the modifier it added, the .blend that baked it (its
+#: absolute path then, "" when unsaved), the object's name then, and a token shared by the
+#: objects of one joint bake. The last three tell a bake apart from its copies: a Save As copy
+#: of the .blend and a duplicated object hold the same record, but the bake is not theirs.
 _WRITTEN = "baked_cache_path_value"
 _MODIFIER_UID = "baked_modifier_uid"
+_BLEND = "baked_blend"
+_OBJECT = "baked_object"
+_TOGETHER = "baked_together"
+_RECORD = (_WRITTEN, _MODIFIER_UID, _BLEND, _OBJECT, _TOGETHER)
 
 
 #: Modifier types that move vertices but keep their number and order (deform and data
@@ -131,12 +138,63 @@ def cache_modifier(obj):
     return mod if mod is not None and mod.type == "MESH_CACHE" else None
 
 
+def _record_key(o):
+    return (recorded_path(o.cmsc), o.cmsc.get(_OBJECT), o.cmsc.get(_TOGETHER), o.cmsc.get(_BLEND))
+
+
+def _foreign_blend(obj):
+    """The .blend that made `obj`'s recorded bake when that is another file (a Save As copy
+    holds the original's record), else None. A record from before the .blend was recorded is
+    adopted by the file it is loaded from (`adopt_records`)."""
+    recorded = obj.cmsc.get(_BLEND)
+    if recorded is None:
+        return None
+    relative = cache_files.is_blend_relative(recorded_path(obj.cmsc)) if recorded_path(obj.cmsc) else True
+    return None if cache_files.same_blend(recorded, bpy.data.filepath, relative) else (recorded or "an unsaved file")
+
+
+def _copied_from(obj):
+    """The name of the object whose bake `obj`'s record is when `obj` is a duplicate of it
+    (Shift+D copies the record), else None. Of the objects holding the same record, the bake
+    belongs to the one with the recorded name, or to the only holder (an object renamed after
+    its bake); with several holders and none of that name, to none of them."""
+    recorded = obj.cmsc.get(_OBJECT)
+    if recorded is None or recorded == obj.name:
+        return None
+    key = _record_key(obj)
+    holders = [o for o in bpy.data.objects if o.type == "MESH" and _record_key(o) == key]
+    return None if len(holders) == 1 else recorded
+
+
+def has_record(obj):
+    """Whether `obj` holds the record of a bake (its own or a copy's)."""
+    return any(k in obj.cmsc for k in (_WRITTEN, _TOGETHER))
+
+
+def foreign_owner(obj):
+    """Why `obj`'s recorded bake is not its own ("" when it is, or without a record): made by
+    another .blend (a Save As copy), or the bake of the object it was duplicated from."""
+    if not has_record(obj):
+        return ""
+    blend = _foreign_blend(obj)
+    if blend is not None:
+        return f"it was baked by {os.path.basename(blend) if blend != 'an unsaved file' else blend}"
+    original = _copied_from(obj)
+    return f"it is the bake of {original} ({obj.name} is a copy of it)" if original is not None else ""
+
+
+def owns_bake(obj):
+    """Whether `obj` holds the record of a bake that is its own (see `foreign_owner`)."""
+    return has_record(obj) and not foreign_owner(obj)
+
+
 def written_path(obj):
-    """The absolute path of the file `obj`'s bake wrote, or None: the record, or in a file from
-    before the record, what its "cmsc cache" modifier plays."""
+    """The absolute path of the file `obj`'s own bake wrote, or None: the record (None when the
+    bake is another .blend's or the original's of a duplicate), or in a file from before the
+    record, what its "cmsc cache" modifier plays."""
     recorded = recorded_path(obj.cmsc)
     if recorded:
-        return _abspath(recorded)
+        return _abspath(recorded) if owns_bake(obj) else None
     if obj.cmsc.get(_MODIFIER_UID) is None:
         mod = cache_modifier(obj)
         if mod is not None and mod.filepath:
@@ -144,15 +202,17 @@ def written_path(obj):
     return None
 
 
-def other_users(obj, path, targets=False):
-    """Names of the other objects whose bake wrote `path` or whose Mesh Cache modifier plays
-    it; with `targets`, also those set to bake a PC2 there."""
+def other_users(obj, path, targets=False, joint=()):
+    """Names of the other objects whose own bake wrote `path` or whose Mesh Cache modifier plays
+    it; with `targets`, also those set to bake a PC2 there. The modifiers of the objects in
+    `joint` (baking together with `obj`, so freed before it writes) do not count."""
     names = []
     for o in bpy.data.objects:
         if o == obj:
             continue
         paths = [written_path(o)] if o.type == "MESH" else []
-        paths += [_abspath(m.filepath) for m in getattr(o, "modifiers", ()) if m.type == "MESH_CACHE" and m.filepath]
+        if o not in joint:
+            paths += [_abspath(m.filepath) for m in getattr(o, "modifiers", ()) if m.type == "MESH_CACHE" and m.filepath]
         if targets and o.type == "MESH" and o.cmsc.enabled and o.cmsc.cache_format == "PC2" and target(o):
             paths.append(_abspath(target(o)))
         if any(p is not None and cache_files.same_file(p, path) for p in paths):
@@ -160,14 +220,39 @@ def other_users(obj, path, targets=False):
     return names
 
 
-def check_target(obj):
+def _claimed(obj, path, joint):
+    """Whether `path` is a file `obj` may not write: it exists and is not `obj`'s own cache, or
+    another object plays it or is set to bake to it."""
+    written = written_path(obj)
+    own = written is not None and cache_files.same_file(written, path)
+    return (os.path.lexists(path) and not own) or bool(other_users(obj, path, targets=True, joint=joint))
+
+
+def check_target(obj, joint=()):
     """Where `obj`'s PC2 bake will write, checked before anything changes: the absolute path,
-    its folder made if the Cache Path is relative (`cmsc_cache/` next to the .blend). Refused
-    (CacheFileError): a relative path in an unsaved file, a folder, a missing folder on an
-    absolute path, a file this object's bake did not write, a file another object plays or is
-    set to bake."""
+    its folder made if the Cache Path is relative (`cmsc_cache/` next to the .blend). With an
+    empty Cache Path, a default file that is not the object's own (the cache of the .blend this
+    one was saved from, of the object this one duplicates) makes it take a new default file,
+    never replace the other's. Refused (CacheFileError): a relative path in an unsaved file, a
+    folder, a missing folder on an absolute path, a file this object's bake did not write, a
+    file another object plays or is set to bake (the objects of `joint` bake together)."""
     path = cache_path(obj)
-    others = other_users(obj, path, targets=True)
+    if not obj.cmsc.cache_path and _claimed(obj, path, joint):
+        blend = bpy.data.filepath
+
+        def taken(p):
+            return _claimed(obj, cache_files.resolve(p, blend), joint)
+
+        _, obj.cmsc.cache_id = cache_files.free_default_path(obj.name, lambda: secrets.token_hex(4), taken)
+        path = cache_path(obj)
+    foreign = foreign_owner(obj)
+    recorded = recorded_path(obj.cmsc)
+    if foreign and recorded and os.path.lexists(path) and cache_files.same_file(_abspath(recorded) or "", path):
+        raise CacheFileError(
+            f"{path} is not this object's cache to replace: {foreign}. Give {obj.name} its own Cache Path "
+            "(or leave it empty for a file of its own)"
+        )
+    others = other_users(obj, path, targets=True, joint=joint)
     if others:
         raise CacheFileError(
             f"{path} is also the cache of {', '.join(others)}: give one of them another Cache Path "
@@ -194,14 +279,19 @@ def has_bake(obj):
 
 def free_bake(obj):
     """Removes the cache modifier and the baked shape keys with their keyframes, and deletes
-    the file the bake wrote, unless another object plays it or it is no longer a PC2 file.
-    Returns why a file was kept ("" if none was)."""
+    the file the bake wrote, unless another object plays it, it is no longer a PC2 file, or the
+    bake is not the object's own (`foreign_owner`: a Save As copy's, a duplicate's). Returns why
+    a file was kept ("" if none was)."""
     path = written_path(obj)
     mod = cache_modifier(obj)
+    played = _abspath(mod.filepath) if mod is not None and mod.filepath else None
+    foreign = foreign_owner(obj)
     if mod is not None:
         obj.modifiers.remove(mod)
     note = ""
-    if path is not None and os.path.lexists(path):
+    if foreign and played is not None and os.path.lexists(played):
+        note = f"kept {played}: {foreign}"
+    elif path is not None and os.path.lexists(path):
         others = other_users(obj, path)
         if others:
             note = f"kept {path}: {', '.join(others)} plays it too"
@@ -212,7 +302,7 @@ def free_bake(obj):
                 os.remove(path)
             except OSError as e:
                 note = f"could not delete {path}: {e.strerror or e}"
-    for key in (_WRITTEN, _MODIFIER_UID):
+    for key in _RECORD:
         if key in obj.cmsc:
             del obj.cmsc[key]
     bridge.remove_frame_shape_keys(obj, SHAPE_KEY_PREFIX)
@@ -221,7 +311,41 @@ def free_bake(obj):
     return note
 
 
-def finish(obj, job, part=0):
+def _record(obj, together):
+    """Records whose bake `obj` now plays: this .blend, this object, this joint bake."""
+    obj.cmsc[_BLEND] = bpy.data.filepath
+    obj.cmsc[_OBJECT] = obj.name
+    obj.cmsc[_TOGETHER] = together
+
+
+def baked_together(obj):
+    """The simulated objects whose own bake was made in the same joint bake as `obj`'s own
+    (`obj` first); just `obj` when it is no longer simulated, its bake is not its own, or the
+    bake was made before the record."""
+    together = obj.cmsc.get(_TOGETHER)
+    if together is None or not obj.cmsc.enabled or not owns_bake(obj):
+        return [obj]
+    return [obj] + [
+        o for o in bpy.data.objects
+        if o != obj and o.type == "MESH" and o.cmsc.enabled and o.cmsc.get(_TOGETHER) == together and owns_bake(o)
+    ]
+
+
+def adopt_records(blend):
+    """After a file is loaded from, or saved to, `blend`: records from before the .blend was
+    recorded, and those of bakes made while the file was unsaved, become this file's; objects
+    renamed since their bake (the only holders of their record) have their name recorded, so a
+    later duplicate is told apart."""
+    for o in bpy.data.objects:
+        if o.type != "MESH" or not has_record(o):
+            continue
+        if o.cmsc.get(_BLEND) in (None, ""):
+            o.cmsc[_BLEND] = blend
+        if o.cmsc.get(_OBJECT) is None or (o.cmsc[_OBJECT] != o.name and _copied_from(o) is None):
+            o.cmsc[_OBJECT] = o.name
+
+
+def finish(obj, job, part=0, together=""):
     """Makes the frames `job` baked so far play on `obj`, its part `part`: a Mesh Cache modifier
     at the cache slot (after the modifiers that drove the simulation, before those that change
     the topology, which keep working on the baked mesh), recorded with the file it plays, or one
@@ -236,6 +360,7 @@ def finish(obj, job, part=0):
         if not job.frames_done:
             return
         bridge.add_frame_shape_keys(obj, SHAPE_KEY_PREFIX, job.start_frame, samples)
+        _record(obj, together)
     elif job.frames_done:
         stored = _stored(path, cache_files.is_blend_relative(target(obj)))
         mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
@@ -246,6 +371,7 @@ def finish(obj, job, part=0):
         obj.cmsc[_WRITTEN] = stored
         if getattr(mod, "persistent_uid", None) is not None:  # Blender 4.2+ (before: found by name)
             obj.cmsc[_MODIFIER_UID] = mod.persistent_uid
+        _record(obj, together)
     else:
         return
     obj.cmsc.cache_outdated = False

@@ -7,7 +7,7 @@ from bpy.props import BoolProperty, IntProperty, StringProperty
 
 from ..sim.cache_files import CacheFileError
 from ..sim.errors import CmscError
-from . import activity, bridge, cache, fit, inputs, preferences
+from . import activity, bridge, cache, fit, preferences
 from . import bake as baking
 
 
@@ -84,7 +84,7 @@ class CMSC_OT_bake(bpy.types.Operator):
 
 class CMSC_OT_free_bake(bpy.types.Operator):
     """Remove the charged mass-spring bake of the active object and of the objects baked with it (their cache
-    modifiers or shape keys, and the files the bake wrote)"""
+    modifiers or shape keys, and the files the bake wrote; a copy's bake is removed from it, its file kept)"""
 
     bl_idname = "cmsc.free_bake"
     bl_label = "Free Charged Mass-Spring Bake"
@@ -95,11 +95,10 @@ class CMSC_OT_free_bake(bpy.types.Operator):
         return _mesh_with_cmsc(context)
 
     def execute(self, context):
-        for obj in inputs.simulated_objects(context.scene, context.active_object):
-            if obj == context.active_object or cache.has_bake(obj):
-                note = cache.free_bake(obj)
-                if note:
-                    self.report({"INFO"}, f"cmsc: {note}")
+        for obj in cache.baked_together(context.active_object):
+            note = cache.free_bake(obj)
+            if note:
+                self.report({"INFO"}, f"cmsc: {note}")
         return {"FINISHED"}
 
 

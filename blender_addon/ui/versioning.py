@@ -12,6 +12,8 @@ meanings of what changed since, and the stamp."""
 import bpy
 from bpy.app.handlers import persistent
 
+from . import cache
+
 #: ID property on `Object.cmsc`: the version of the add-on's data in a saved file.
 STAMP = "data_version"
 #: 1: charge groups have `distribution`, objects `relative_damping`; 2: Iterations default 6.
@@ -26,9 +28,12 @@ def _simulated():
 
 
 @persistent
-def on_save_pre(*args):
+def on_save_pre(filepath="", *args):
+    """Stamps the data version, and makes the bakes this session made while the file was
+    unsaved the file's own (`cache.adopt_records`), before the file is written."""
     for obj in _simulated():
         obj.cmsc[STAMP] = DATA_VERSION
+    cache.adopt_records(filepath or bpy.data.filepath)
 
 
 @persistent
@@ -56,6 +61,7 @@ def on_load_post(*args):
             print(f"cmsc: {obj.name}: from an earlier version: {', '.join(kept)}, as it was made", flush=True)
     for obj in simulated:
         obj.cmsc.cache_outdated = outdated[obj.name_full]
+    cache.adopt_records(bpy.data.filepath)
 
 
 def _handlers():

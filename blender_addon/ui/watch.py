@@ -9,6 +9,8 @@ updated and, for each baked object not yet outdated, compares the digests again,
 that change nothing (adding the cache modifier, selecting) leave the bake as it is. Frame changes
 do not run depsgraph_update_post, so playing animation never marks a bake outdated."""
 
+import json
+
 import bpy
 from bpy.app.handlers import persistent
 
@@ -34,8 +36,24 @@ def record(scene, obj):
 
 def _group_names(obj):
     """The names of the object's vertex groups, in order (adding, removing or renaming one
-    updates the object, not its mesh)."""
-    return "\0".join(g.name for g in obj.vertex_groups)
+    updates the object, not its mesh), as a JSON list: a string ID property keeps it whole
+    (Blender cuts a re-assigned string ID property at its first NUL, so names joined by NULs
+    lost every name after the first)."""
+    return json.dumps([g.name for g in obj.vertex_groups])
+
+
+def _groups_differ(obj):
+    """Whether the vertex groups' names changed since the bake. A record from before the JSON
+    form holds the names joined by NULs, of which Blender kept the first name only (or all of
+    them, the first time it was stored): compared as far as it goes."""
+    recorded = obj.cmsc.get(_GROUPS)
+    if recorded is None:
+        return False
+    names = [g.name for g in obj.vertex_groups]
+    if recorded.startswith("["):
+        return recorded != json.dumps(names)
+    old = recorded.split("\0")
+    return old != names[: len(old)] or (len(old) > 1 and len(old) != len(names))
 
 
 def _watched(scene):
@@ -81,7 +99,7 @@ def on_depsgraph_update(scene, depsgraph):
         changed = charge_moved or any(
             obj in moved
             or (scene_changed and _differs(obj, _SCENE, lambda: _scene_digest(scene)))
-            or (obj in objects and _differs(obj, _GROUPS, lambda o=obj: _group_names(o)))
+            or (obj in objects and _groups_differ(obj))
             or (obj.data in meshes and _differs(obj, _MESH, lambda o=obj: _mesh_digest(o)))
             for obj in watched
         )

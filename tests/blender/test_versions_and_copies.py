@@ -1,0 +1,230 @@
+"""A cache belongs to one .blend and one object (issue 27): a Save As copy of a .blend and a
+duplicated object hold the original's record, but never replace, free or delete its cache;
+Free Bake frees what it says; re-baking keeps the bake current whatever the vertex groups."""
+
+import os
+
+import bpy
+import numpy as np
+import pytest
+
+from scenes import addon_module, charged_sphere, evaluated_coords, read_pc2
+
+
+@pytest.fixture
+def project(tmp_path):
+    """An empty scene saved as <tmp>/project/shot_v01.blend; an empty unsaved file afterwards."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    sc = bpy.context.scene
+    sc.cmsc.use_gravity = False
+    sc.render.fps = 24
+    sc.frame_set(1)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    blend = folder / "shot_v01.blend"
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(blend)) == {"FINISHED"}
+    yield sc, tmp_path, blend
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def sphere(tmp, name="cloth", charge=2.0, frames=6, path=None):
+    """A charged sphere with the default Cache Path (or `path`)."""
+    obj = charged_sphere(tmp, name=name, charge=charge, frames=frames)
+    if path is None:
+        obj.cmsc.property_unset("cache_path")
+    else:
+        obj.cmsc.cache_path = path
+    return obj
+
+
+def played(obj):
+    (mod,) = [m for m in obj.modifiers if m.type == "MESH_CACHE"]
+    return bpy.path.abspath(mod.filepath)
+
+
+def reopen(blend):
+    assert bpy.ops.wm.open_mainfile(filepath=str(blend)) == {"FINISHED"}
+
+
+def activate(obj):
+    bpy.context.view_layer.objects.active = obj
+
+
+# -- versioned files ---------------------------------------------------------------------------
+@pytest.mark.parametrize("path", [None, "//cache/cloth.pc2"], ids=["default path", "set path"])
+def test_a_save_as_copy_never_replaces_or_frees_the_originals_cache(project, path):
+    sc, tmp, v01 = project
+    obj = sphere(tmp, path=path)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    first = played(obj)
+    first_bytes = open(first, "rb").read()
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
+
+    v02 = v01.parent / "shot_v02.blend"
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(v02)) == {"FINISHED"}
+    obj = bpy.data.objects["cloth"]
+    obj.cmsc.charge_groups[0].charge = 6.0  # another version of the shot
+    if path is None:
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}  # bakes to a file of its own
+        second = played(obj)
+        assert second != first and os.path.isfile(second)
+        assert not np.allclose(read_pc2(second)[-1], read_pc2(first)[-1])
+    else:  # the file v01 wrote, set by hand: refused, naming v01
+        with pytest.raises(RuntimeError) as e:
+            bpy.ops.cmsc.bake()
+        assert "shot_v01.blend" in str(e.value) and "Cache Path" in str(e.value), str(e.value)
+        obj.cmsc.cache_path = "//cache/cloth_v02.pc2"
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}
+        second = played(obj)
+    assert open(first, "rb").read() == first_bytes  # v01's cache untouched
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
+
+    reopen(v01)  # v01 plays its own motion, still current
+    obj = bpy.data.objects["cloth"]
+    assert played(obj) == first and not obj.cmsc.cache_outdated
+    sc = bpy.context.scene
+    sc.frame_set(6)
+    np.testing.assert_allclose(evaluated_coords(obj), read_pc2(first)[5], rtol=0, atol=1e-6)
+    activate(obj)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}  # frees v01's own file only
+    assert not os.path.exists(first) and os.path.isfile(second)
+
+
+def test_freeing_in_a_save_as_copy_keeps_the_originals_file(project):
+    sc, tmp, v01 = project
+    obj = sphere(tmp)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    first = played(obj)
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(v01.parent / "shot_v02.blend")) == {"FINISHED"}
+    activate(bpy.data.objects["cloth"])
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert os.path.isfile(first)  # v01 still plays it
+    assert not [m for m in bpy.data.objects["cloth"].modifiers if m.type == "MESH_CACHE"]
+
+
+def test_a_moved_project_still_owns_its_cache(project):
+    sc, tmp, v01 = project
+    obj = sphere(tmp)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
+    bpy.ops.wm.read_homefile(use_empty=True)
+    moved = tmp / "moved"
+    os.rename(v01.parent, moved)
+    reopen(moved / "shot_v01.blend")
+    obj = bpy.data.objects["cloth"]
+    path = played(obj)
+    assert path.startswith(str(moved))
+    activate(obj)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert played(obj) == path  # baked again in place, not to a new file
+
+
+def test_a_bake_made_before_saving_is_the_files_own(tmp_path):
+    """Baked in an unsaved file (absolute Cache Path), then saved: the saved file re-bakes it."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    try:
+        bpy.context.scene.cmsc.use_gravity = False
+        obj = sphere(tmp_path, path=str(tmp_path / "cloth.pc2"))
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}
+        assert bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend")) == {"FINISHED"}
+        reopen(tmp_path / "shot.blend")
+        activate(bpy.data.objects["cloth"])
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}
+        assert played(bpy.data.objects["cloth"]) == str(tmp_path / "cloth.pc2")
+    finally:
+        bpy.ops.wm.read_homefile(use_empty=True)
+
+
+# -- duplicates --------------------------------------------------------------------------------
+def shift_d(obj):
+    """What Shift+D makes: a copy of the object and of its mesh, linked to the same collection."""
+    copy = obj.copy()
+    copy.data = obj.data.copy()
+    bpy.context.scene.collection.objects.link(copy)
+    return copy
+
+
+def test_a_duplicate_bakes_to_its_own_default_cache(project):
+    sc, tmp, blend = project
+    obj = sphere(tmp)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    original = played(obj)
+    copy = shift_d(obj)
+    copy.location.x += 3.0
+    activate(copy)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert played(copy) != played(obj) and played(obj) == original
+    assert os.path.isfile(played(copy)) and os.path.isfile(original)
+
+
+def test_free_bake_on_a_duplicate_keeps_the_originals_file(project):
+    sc, tmp, blend = project
+    obj = sphere(tmp)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    original = played(obj)
+    copy = shift_d(obj)
+    activate(copy)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert os.path.isfile(original) and played(obj) == original
+    assert not [m for m in copy.modifiers if m.type == "MESH_CACHE"]
+    assert obj.cmsc.baked_cache_path and not copy.cmsc.baked_cache_path
+
+
+def test_free_bake_on_an_object_no_longer_simulated_frees_only_its_own(project):
+    sc, tmp, blend = project
+    a = sphere(tmp, "a")
+    b = sphere(tmp, "b")
+    b.location.x = 3.0
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    b_file = played(b)
+    a.cmsc.enabled = False
+    activate(a)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert not [m for m in a.modifiers if m.type == "MESH_CACHE"]
+    assert played(b) == b_file and os.path.isfile(b_file)
+
+
+def test_free_bake_frees_the_objects_baked_together(project):
+    sc, tmp, blend = project
+    a = sphere(tmp, "a")
+    b = sphere(tmp, "b")
+    b.location.x = 3.0
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    files = [played(a), played(b)]
+    activate(a)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert not any(os.path.exists(f) for f in files)
+    assert not a.modifiers and not b.modifiers
+
+
+# -- the record of vertex groups ---------------------------------------------------------------
+@pytest.mark.parametrize("groups", [1, 2, 3])
+def test_a_rebake_is_current_whatever_the_vertex_groups(project, groups):
+    sc, tmp, blend = project
+    obj = sphere(tmp)
+    for k in range(1, groups):
+        obj.vertex_groups.new(name=f"extra{k}")
+    obj.cmsc.pin_group = ""
+    for _ in range(2):  # the second bake re-assigns the record
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}
+        assert not obj.cmsc.cache_outdated
+        obj.vertex_groups.active_index = 0  # an update of the object that changes no input
+        bpy.context.view_layer.update()
+        assert not obj.cmsc.cache_outdated
+    obj.vertex_groups[-1].name = "renamed"
+    bpy.context.view_layer.update()
+    assert obj.cmsc.cache_outdated
+
+
+def test_a_record_from_before_is_not_outdated_by_reading_it(project):
+    """A bake recorded before the names were JSON (NUL-joined, cut by Blender to the first)."""
+    sc, tmp, blend = project
+    watch = addon_module("ui.watch")
+    obj = sphere(tmp)
+    obj.vertex_groups.new(name="pins")
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    obj.cmsc[watch._GROUPS] = "all"  # what Blender kept of "all\0pins"
+    obj.vertex_groups.active_index = 1
+    bpy.context.view_layer.update()
+    assert not obj.cmsc.cache_outdated
