@@ -87,10 +87,36 @@ FARM = textwrap.dedent(
     try:
         bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
         bpy.ops.cmsc.bake()
+        bpy.ops.wm.save_mainfile()
     finally:
         addon_utils.disable("cmsc", default_set=True)
     """
 )
+
+#: A render node without the add-on: opens the baked file, prints each mesh's evaluated
+#: vertices at a frame (what a render of that frame shows).
+RENDER = textwrap.dedent(
+    """
+    import json, sys
+    import bpy
+
+    bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
+    bpy.context.scene.frame_set(int(sys.argv[2]))
+    dg = bpy.context.evaluated_depsgraph_get()
+    out = {}
+    for o in bpy.context.scene.objects:
+        if o.type == "MESH":
+            me = o.evaluated_get(dg).data
+            out[o.name] = [tuple(v.co) for v in me.vertices]
+    print("COORDS " + json.dumps(out))
+    """
+)
+
+
+def run_script(script, *args):
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, timeout=600, env=os.environ
+    )
 
 
 @pytest.mark.parametrize("diverges", [False, True], ids=["bakes", "fails"])
@@ -111,9 +137,7 @@ def test_a_farm_bakes_a_saved_file_from_the_command_line(tmp_path, diverges):
         assert bpy.ops.wm.save_as_mainfile(filepath=str(blend)) == {"FINISHED"}
     finally:
         bpy.ops.wm.read_homefile(use_empty=True)
-    proc = subprocess.run(
-        [sys.executable, "-c", FARM, str(blend)], capture_output=True, text=True, timeout=600, env=os.environ
-    )
+    proc = run_script(FARM, blend)
     out = proc.stdout + proc.stderr
     if diverges:
         assert proc.returncode != 0 and "diverged" in out, out[-3000:]
@@ -122,6 +146,39 @@ def test_a_farm_bakes_a_saved_file_from_the_command_line(tmp_path, diverges):
     assert [f"cmsc: baked frame {f} ({f}/6)" in out for f in range(2, 7)] == [True] * 5, out[-3000:]
     for name in ("left", "right"):
         assert len(read_pc2(tmp_path / "cache" / f"{name}.pc2")) == 6
+
+
+@pytest.mark.parametrize("path", ["//cache/{}.pc2", ""], ids=["set path", "default path"])
+def test_a_farm_job_saves_what_the_render_needs_and_runs_again(tmp_path, path):
+    """README's farm command (bake, then save) in fresh processes: a file never baked locally
+    renders the baked motion on a node without the add-on, and the same job queued again
+    bakes again (its own cache: replaced, not refused)."""
+    import json
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    try:
+        bpy.context.scene.cmsc.use_gravity = False
+        left, right = two_spheres(tmp_path, charge=0.05, frames=6)
+        for o in (left, right):
+            o.cmsc.cache_path = path.format(o.name)
+        blend = tmp_path / "farm.blend"
+        assert bpy.ops.wm.save_as_mainfile(filepath=str(blend)) == {"FINISHED"}
+    finally:
+        bpy.ops.wm.read_homefile(use_empty=True)
+    for attempt in range(2):
+        proc = run_script(FARM, blend)
+        assert proc.returncode == 0, (attempt, (proc.stdout + proc.stderr)[-3000:])
+        caches = sorted((tmp_path / ("cache" if path else "cmsc_cache")).glob("*.pc2"))
+        assert len(caches) == 2, caches  # the second run replaced the first run's files
+        render = run_script(RENDER, blend, 5)
+        assert render.returncode == 0, render.stderr[-3000:]
+        line = next(x for x in render.stdout.splitlines() if x.startswith("COORDS "))
+        coords = json.loads(line[len("COORDS "):])
+        for name in ("left", "right"):
+            (cache,) = [c for c in caches if c.name.startswith(name)]
+            baked = read_pc2(cache)
+            np.testing.assert_allclose(np.array(coords[name]), baked[4], rtol=0, atol=1e-5)
+            assert np.abs(baked[4] - baked[0]).max() > 1e-4  # it moved: the render shows the bake
 
 
 def test_the_live_preview_plays_the_objects_together_as_the_bake(scene):
