@@ -266,9 +266,11 @@ def add_frame_shape_keys(obj, prefix, start_frame, samples):
         for f, value in ((frame - 1, 0.0), (frame, 1.0), (frame + 1, 0.0)):
             kb.value = value
             kb.keyframe_insert("value", frame=f)
+    ours = {f'key_blocks["{bpy.utils.escape_identifier(prefix)}{start_frame + i}"].value' for i in range(len(samples))}
     for fc in fcurves(obj.data.shape_keys):
-        for point in fc.keyframe_points:
-            point.interpolation = "LINEAR"
+        if fc.data_path in ours:  # the mesh's own keys keep their interpolation
+            for point in fc.keyframe_points:
+                point.interpolation = "LINEAR"
 
 
 def remove_frame_shape_keys(obj, prefix):

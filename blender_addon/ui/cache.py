@@ -16,11 +16,12 @@ import shutil
 import tempfile
 
 import bpy
+import numpy as np
 
 from ..sim import cache_files, methods
 from ..sim.cache_files import CacheFileError
 from ..sim.pc2 import read_pc2
-from . import bridge
+from . import activity, bridge
 
 MODIFIER_NAME = "cmsc cache"
 SHAPE_KEY_PREFIX = "cmsc "
@@ -345,6 +346,36 @@ def adopt_records(blend):
             o.cmsc[_OBJECT] = o.name
 
 
+def own_shape_key_offsets(obj, start_frame, count):
+    """What the mesh's own shape keys add to its reference shape at each of `count` frames from
+    `start_frame` on ((count, n, 3), object space), or None without own relative keys. A frame's
+    baked key holds the baked shape less this, so that playback (the reference plus every
+    relative key at its value) is the baked shape, as the PC2 cache plays it: the simulation
+    already started from the shape the own keys make."""
+    keys = bridge.shape_keys(obj)
+    if keys is None or not keys.use_relative:
+        return None
+    if not any(not kb.name.startswith(SHAPE_KEY_PREFIX) for kb in keys.key_blocks[1:]):
+        return None
+    reference = bridge.shape_key_coords(obj, keys.reference_key.name)
+    scene = bpy.context.scene
+    now = scene.frame_current
+    on = [m for m in obj.modifiers if m.show_viewport]
+    out = np.empty((count, len(reference), 3))
+    with activity.previews_suspended():
+        for m in on:
+            m.show_viewport = False
+        try:
+            for i in range(count):
+                scene.frame_set(start_frame + i)
+                out[i] = bridge.deformed_coords(obj) - reference
+        finally:
+            for m in on:
+                m.show_viewport = True
+            scene.frame_set(now)
+    return out
+
+
 def finish(obj, job, part=0, together=""):
     """Makes the frames `job` baked so far play on `obj`, its part `part`: a Mesh Cache modifier
     at the cache slot (after the modifiers that drove the simulation, before those that change
@@ -359,6 +390,9 @@ def finish(obj, job, part=0, together=""):
         shutil.rmtree(os.path.dirname(path), ignore_errors=True)
         if not job.frames_done:
             return
+        offsets = own_shape_key_offsets(obj, job.start_frame, len(samples))
+        if offsets is not None:
+            samples = samples - offsets
         bridge.add_frame_shape_keys(obj, SHAPE_KEY_PREFIX, job.start_frame, samples)
         _record(obj, together)
     elif job.frames_done:
