@@ -7,6 +7,8 @@ groups only, with L-BFGS on `Simulation.rollout_gradient` (the library's exact g
 held groups fixed at their values.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .errors import CmscError, InvalidArgumentError
@@ -22,10 +24,27 @@ FIRST_STEP = 0.25
 MIN_SCALE = 1e-9
 
 
+#: A fit has converged when one more iteration would lower its loss by less than this fraction:
+#: what is left to gain no longer shows in the motion.
+CONVERGED = 1e-4
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What a fit reached: the charges (C, one per group), the loss at them and at the start
+    (m²: half the mean squared distance to the target), and whether it converged (False: it
+    stopped at its iteration limit while the loss was still falling)."""
+
+    charges: np.ndarray
+    loss: float
+    initial_loss: float
+    converged: bool
+
+
 def fit_group_charges(sim, steps, group_weights, group_charges, target, free=None, max_iterations=50, tolerance=1e-10):
     """Fits the charges (C) of the groups where `free` is true (all if `free` is None or all
-    true, with the library's fitter), the others held at `group_charges`; returns
-    `(charges (g,), loss m², initial loss m²)`. The simulation is left as it was."""
+    true, with the library's fitter), the others held at `group_charges`; returns a
+    `FitResult`. The simulation is left as it was."""
     q0 = np.array(group_charges, dtype=np.float64).reshape(-1)
     free = np.ones(len(q0), dtype=bool) if free is None else np.asarray(free, dtype=bool).reshape(-1)
     if free.shape != q0.shape:
@@ -35,7 +54,9 @@ def fit_group_charges(sim, steps, group_weights, group_charges, target, free=Non
     initial, _, _ = sim.rollout_gradient(steps, group_weights, q0, target)
     if free.all():
         q, loss = sim.fit_charges(steps, group_weights, q0, target, max_iterations)
-        return q, loss, initial
+        # The library says not why it stopped: one more of its iterations tells.
+        _, further = sim.fit_charges(steps, group_weights, q, target, 1)
+        return FitResult(q, loss, initial, converged=loss - further <= CONVERGED * loss)
     scale = max(float(np.abs(q0[free]).max()), MIN_SCALE)
 
     def evaluate(z):
@@ -47,6 +68,7 @@ def fit_group_charges(sim, steps, group_weights, group_charges, target, free=Non
     z = q0[free] / scale
     loss, g = evaluate(z)
     pairs = []
+    converged = False
     for _ in range(int(max_iterations)):
         d = -_two_loop(g, pairs)
         if g @ d >= 0:  # not a descent direction: restart from steepest descent
@@ -64,7 +86,8 @@ def fit_group_charges(sim, steps, group_weights, group_charges, target, free=Non
                 break
             trial = None
             t *= 0.5
-        if trial is None:
+        if trial is None:  # no step lowers the loss: as far as it goes
+            converged = True
             break
         z_new, loss_new, g_new = trial
         s, y = z_new - z, g_new - g
@@ -74,10 +97,11 @@ def fit_group_charges(sim, steps, group_weights, group_charges, target, free=Non
         decrease = loss - loss_new
         z, loss, g = z_new, loss_new, g_new
         if decrease <= tolerance * loss or loss == 0.0:
+            converged = True
             break
     q = q0.copy()
     q[free] = z * scale
-    return q, loss, initial
+    return FitResult(q, loss, initial, converged)
 
 
 def _two_loop(g, pairs):

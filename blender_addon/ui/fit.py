@@ -21,8 +21,8 @@ from . import activity, bridge, inputs
 
 
 def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
-    """Runs the fit; returns (names of the fitted groups, charges in µC, loss m², initial loss
-    m², keyframed: bool). Raises ValueError for unusable inputs, CmscError from the library."""
+    """Runs the fit; returns (names of the fitted groups, charges in µC, the `FitResult`,
+    keyframed: bool). Raises ValueError for unusable inputs, CmscError from the library."""
     scene, s = context.scene, obj.cmsc
     target_local = bridge.shape_key_coords(obj, shape_key)
     if target_local is None:
@@ -60,7 +60,8 @@ def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
         if len(externals):
             sim.set_external_charges(ext_world, ext_charge)
         sim.set_uniform_field(field)
-        q, loss, initial = fit_group_charges(sim, steps, st.group_weights, q0, target, free, max_iterations)
+        result = fit_group_charges(sim, steps, st.group_weights, q0, target, free, max_iterations)
+    q = result.charges
     animated = {i for i, g in enumerate(groups) if _is_animated(obj, i, g)}
     keyed = False
     for i, g in enumerate(groups):
@@ -73,7 +74,7 @@ def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
     if keyed:
         bridge.name_keyed_charge_paths(obj)
     names = [g.name for g, f in zip(groups, free) if f]
-    return names, q[free] / inputs.MICRO, loss, initial, keyed
+    return names, q[free] / inputs.MICRO, result, keyed
 
 
 def _is_animated(obj, i, group):

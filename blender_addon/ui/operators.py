@@ -213,16 +213,23 @@ class CMSC_OT_fit_charges(bpy.types.Operator):
     def execute(self, context):
         obj = context.active_object
         try:
-            names, charges, loss, initial, keyed = fit.fit(
+            names, charges, result, keyed = fit.fit(
                 context, obj, self.shape_key, self.frame, self.max_iterations, self.keyframe
             )
         except (ValueError, CmscError) as e:
             self.report({"ERROR"}, f"cmsc: fit failed: {e}")
             return {"CANCELLED"}
         fitted = ", ".join(f"{n} {c:.4g} µC" for n, c in zip(names, charges))
-        rms = f"RMS distance {np.sqrt(2 * initial):.3g} m → {np.sqrt(2 * loss):.3g} m"
+        rms = f"RMS distance {np.sqrt(2 * result.initial_loss):.3g} m → {np.sqrt(2 * result.loss):.3g} m"
         note = f"; keyframed at frame {obj.cmsc.frame_start}" if keyed else ""
-        self.report({"INFO"}, f"cmsc: fitted {fitted} ({rms}){note}")
+        if result.converged:
+            self.report({"INFO"}, f"cmsc: fitted {fitted}, converged ({rms}){note}")
+        else:
+            self.report(
+                {"WARNING"},
+                f"cmsc: fit stopped at its limit of {self.max_iterations} iterations before converging: "
+                f"{fitted} ({rms}, still falling){note}; run it again or raise Iterations",
+            )
         return {"FINISHED"}
 
 

@@ -89,3 +89,19 @@ def test_fit_reports_unusable_inputs(scene):
     with pytest.raises(RuntimeError, match="every charge is zero"):
         bpy.ops.cmsc.fit_charges(shape_key="target", frame=FRAME)
     assert all(g.charge == 0.0 for g in obj.cmsc.charge_groups)
+
+
+@pytest.mark.parametrize("iterations,converged", [(1, False), (50, True)], ids=["stopped at its limit", "converged"])
+def test_the_fit_says_whether_it_converged(scene, capfd, iterations, converged):
+    sc, tmp = scene
+    obj = two_group_sphere(tmp)
+    obj.cmsc.charge_groups["top"].charge = 0.5
+    obj.cmsc.charge_groups["bottom"].charge = 0.8
+    capfd.readouterr()
+    assert bpy.ops.cmsc.fit_charges(shape_key="target", frame=FRAME, max_iterations=iterations) == {"FINISHED"}
+    printed = capfd.readouterr().out
+    if converged:
+        assert "Info: cmsc: fitted top" in printed and ", converged (RMS distance" in printed, printed
+    else:
+        assert "Warning: cmsc: fit stopped at its limit of 1 iterations before converging" in printed, printed
+        assert "still falling" in printed and "raise Iterations" in printed, printed

@@ -87,13 +87,25 @@ def test_fit_charges_recovers_the_truth(lib_path):
 def test_a_subset_is_fitted_with_the_other_groups_held(lib_path):
     with make(lib_path) as sim:
         target = forward(sim, TRUTH)
-        q, loss, initial = fit_group_charges(sim, STEPS, WEIGHTS, [TRUTH[0], 0.4e-7], target, free=[False, True])
-        assert q[0] == TRUTH[0], "the held group keeps its charge exactly"
-        assert q[1] == pytest.approx(TRUTH[1], rel=1e-3)
-        assert loss < 1e-6 * initial
+        r = fit_group_charges(sim, STEPS, WEIGHTS, [TRUTH[0], 0.4e-7], target, free=[False, True])
+        assert r.charges[0] == TRUTH[0], "the held group keeps its charge exactly"
+        assert r.charges[1] == pytest.approx(TRUTH[1], rel=1e-3)
+        assert r.loss < 1e-6 * r.initial_loss and r.converged
         # all groups: the library's fitter
-        q, loss, initial = fit_group_charges(sim, STEPS, WEIGHTS, [1e-7, 1e-7], target)
-        np.testing.assert_allclose(q, TRUTH, rtol=1e-3)
+        r = fit_group_charges(sim, STEPS, WEIGHTS, [1e-7, 1e-7], target)
+        np.testing.assert_allclose(r.charges, TRUTH, rtol=1e-3)
+        assert r.converged
+
+
+@pytest.mark.parametrize("free", [None, [False, True]], ids=["library fitter", "subset"])
+def test_a_fit_stopped_by_its_iteration_limit_says_it_did_not_converge(lib_path, free):
+    with make(lib_path) as sim:
+        target = forward(sim, TRUTH)
+        start = [TRUTH[0], 0.2e-7] if free else [1e-8, 1e-8]
+        r = fit_group_charges(sim, STEPS, WEIGHTS, start, target, free=free, max_iterations=1)
+        assert not r.converged and r.loss < r.initial_loss
+        r = fit_group_charges(sim, STEPS, WEIGHTS, r.charges, target, free=free, max_iterations=200)
+        assert r.converged
 
 
 def test_gradient_errors_are_typed(lib_path):
