@@ -194,3 +194,22 @@ def charge_shares(weights, measure):
     share = np.asarray(weights, dtype=np.float64) * measure
     total = share.sum()
     return share / total if total > 0 else share
+
+
+#: A triangle whose area is below this fraction of its longest edge squared counts as having no
+#: area. The library refuses triangles below 1e-12 of it (`cmsc-core` collision::mesh); this
+#: keeps a margin so that no triangle let through is refused there.
+DEGENERATE_AREA = 1e-9
+
+
+def proper_triangles(vertices, triangles):
+    """Whether each of `triangles` (t, 3) on `vertices` (v, 3) has three distinct corners and an
+    area: a bool mask (t,). Zero-area faces (collapsed, or a corner on the opposite edge) have no
+    normal to collide against."""
+    tri = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
+    cross = np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    longest = np.max([((b - a) ** 2).sum(1), ((c - b) ** 2).sum(1), ((a - c) ** 2).sum(1)], axis=0)
+    distinct = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+    return distinct & (cross > DEGENERATE_AREA * longest)

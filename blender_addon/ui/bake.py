@@ -18,6 +18,7 @@ def collect(context, obj):
     checking where each cache goes (CacheFileError: refused, nothing changed), ending their
     previews and freeing their old bakes. Returns (objects, job)."""
     objects = inputs.simulated_objects(context.scene, obj)
+    inputs.check_shared_meshes(objects)
     paths = [cache.check_target(o, objects) if o.cmsc.cache_format == "PC2" else None for o in objects]
     for o in objects:
         bridge.name_keyed_charge_paths(o)  # charge keyframes follow their group by name

@@ -65,6 +65,25 @@ def cache_slot(obj, ignore=None):
     return slot
 
 
+#: Rig-like modifiers (of `KEEPS_VERTICES`): put to move a mesh, so meant to drive its
+#: simulation. Smoothing or displacing after a Subdivision is left alone: that is usually meant.
+RIGS = frozenset({"ARMATURE", "CURVE", "HOOK", "LATTICE", "MESH_DEFORM", "SURFACE_DEFORM"})
+
+
+def deformers_below_cache(obj):
+    """(rig, the modifier above it that changes the vertices) for each enabled rig-like modifier
+    (`RIGS`: an Armature, a Hook, …) below the cache slot: it deforms the baked result but does
+    not drive the simulation, which an artist who put it there rarely means."""
+    mods = list(obj.modifiers)
+    slot = cache_slot(obj)
+    own = cache_modifier(obj)
+    blocker = next((m for m in mods[slot:] if m != own and m.type not in KEEPS_VERTICES), None)
+    if blocker is None:
+        return []
+    after = mods[mods.index(blocker):]
+    return [(m.name, blocker.name) for m in after if m.show_viewport and m.type in RIGS]
+
+
 def deforming_modifiers(obj):
     """The names of the enabled modifiers above the cache: what drives the simulated mesh."""
     return [m.name for m in list(obj.modifiers)[: cache_slot(obj)] if m.show_viewport]
@@ -213,7 +232,8 @@ def other_users(obj, path, targets=False, joint=()):
             continue
         paths = [written_path(o)] if o.type == "MESH" else []
         if o not in joint:
-            paths += [_abspath(m.filepath) for m in getattr(o, "modifiers", ()) if m.type == "MESH_CACHE" and m.filepath]
+            plays = [m.filepath for m in getattr(o, "modifiers", ()) if m.type == "MESH_CACHE" and m.filepath]
+            paths += [_abspath(p) for p in plays]
         if targets and o.type == "MESH" and o.cmsc.enabled and o.cmsc.cache_format == "PC2" and target(o):
             paths.append(_abspath(target(o)))
         if any(p is not None and cache_files.same_file(p, path) for p in paths):

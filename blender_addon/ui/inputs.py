@@ -21,7 +21,7 @@ import numpy as np
 
 from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, MeshColliders, Setup, combine
-from ..sim.mesh import charge_shares, lumped_measure, mesh_springs
+from ..sim.mesh import charge_shares, lumped_measure, mesh_springs, proper_triangles
 from ..sim.params import CoulombMethod, Integrator
 from . import activity, bridge, cache, preferences
 
@@ -57,6 +57,8 @@ def setup(scene, obj, substeps=None):
     """The `Setup` of `obj` at the current frame (the caller sets frame_start), with `substeps`
     steps per frame instead of the object's Substeps if given."""
     s = obj.cmsc
+    if len(obj.data.vertices) == 0:
+        raise ValueError(f"{obj.name} has no vertices to simulate: give it a mesh, or turn its simulation off")
     preferences.apply_threads()
     with cache.simulated_stack(obj):
         co = bridge.deformed_coords(obj)
@@ -80,11 +82,16 @@ def setup(scene, obj, substeps=None):
         note=note,
         warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs),
         part_damping=(s.relative_damping,),
-        self_triangles=faces.surface(),  # every object's surface repels the vertices that collide
+        # every object's surface repels the vertices that collide (faces without area have no side)
+        self_triangles=_with_area(x0, faces.surface()),
         self_distance=np.full(n, s.self_collision_distance if s.self_collision else 0.0),
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
         group_weights=np.array(rows).reshape(-1, n),
     )
+
+
+def _with_area(x, triangles):
+    return triangles[proper_triangles(x, triangles)]
 
 
 def _charge_row(group, weights, measure):
@@ -161,13 +168,27 @@ def collision_objects(scene):
 BLENDER_FRICTION_MAX = 80.0
 
 
-def colliders(scene, objects):
+def colliders(scene, objects, warnings=None):
     """The `MeshColliders` of collision `objects` at the current frame (None without any): their
-    evaluated world-space surfaces, Blender's Outer Thickness as contact distance, Friction / 80."""
+    evaluated world-space surfaces, Blender's Outer Thickness as contact distance, Friction / 80.
+    Faces without area (nothing to collide against) are left out, each object's with a sentence
+    naming it appended to `warnings`."""
     if not objects:
         return None
     dg = bpy.context.evaluated_depsgraph_get()
-    surfaces = [bridge.evaluated_surface(o, dg) for o in objects]
+    surfaces = []
+    for o in objects:
+        vertices, triangles = bridge.evaluated_surface(o, dg)
+        keep = proper_triangles(vertices, triangles)
+        if not keep.all() and warnings is not None:
+            bad = int((~keep).sum())
+            warnings.append(
+                f"Collider {o.name}: {bad} of its {len(keep)} triangles {'has' if bad == 1 else 'have'} no area "
+                "and {} left out (Mesh › Clean Up › Merge by Distance or Degenerate Dissolve removes them)".format(
+                    "is" if bad == 1 else "are"
+                )
+            )
+        surfaces.append((vertices, triangles[keep]))
     sizes = np.cumsum([0] + [len(v) for v, _ in surfaces])
     return MeshColliders(
         vertices=np.concatenate([v for v, _ in surfaces]).reshape(-1, 3),
@@ -198,6 +219,30 @@ def simulated_objects(scene, first):
     return [first] + [o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled and o != first]
 
 
+def shared_meshes(objects):
+    """Pairs (object, the first other of `objects` with the same mesh): linked duplicates
+    (Alt+D), which cannot each keep their own motion in the mesh (shape keys, the preview)."""
+    first = {}
+    out = []
+    for o in objects:
+        other = first.setdefault(o.data.name_full, o)
+        if other is not o:
+            out.append((o, other))
+    return out
+
+
+def check_shared_meshes(objects):
+    """Refuses (ValueError) a Shape Keys bake of an object whose mesh another simulated object
+    shares: the keys would hold one motion for both."""
+    for o, other in shared_meshes(objects):
+        if "SHAPE_KEYS" in (o.cmsc.cache_format, other.cmsc.cache_format):
+            raise ValueError(
+                f"{o.name} and {other.name} share one mesh (a linked duplicate), and a Shape Keys bake keeps the "
+                "motion in the mesh, so both would play one motion: use the PC2 cache, or give each its own mesh "
+                "(Object › Relations › Make Single User › Object & Data)"
+            )
+
+
 def joint_timing(objects):
     """(first frame, last frame, substeps, iterations) of a joint bake: from the earliest Start
     to the latest End, at the finest time step (most Substeps) and the most Iterations of the
@@ -216,6 +261,11 @@ def joint_setup(scene, objects, substeps, iterations):
     p, _ = params(scene, objects[0].cmsc, substeps)
     p.iterations = iterations
     for obj, st in zip(objects, setups):
+        for mod, below in cache.deformers_below_cache(obj):
+            st.warnings.append(
+                f"{mod} is below {below}, which changes the vertices, so {mod} does not drive the simulation: "
+                f"move it above {below}"
+            )
         deforming = cache.deforming_modifiers(obj)
         if deforming and obj.cmsc.cache_format == "SHAPE_KEYS":
             st.warnings.append(
@@ -225,7 +275,7 @@ def joint_setup(scene, objects, substeps, iterations):
         keep_warnings(obj, st.warnings)
         st.warnings = [f"{obj.name}: {w}" for w in st.warnings]
     joint = combine(setups, p)
-    joint.colliders = colliders(scene, collision_objects(scene))
+    joint.colliders = colliders(scene, collision_objects(scene), joint.warnings)
     return setups, joint
 
 
@@ -282,6 +332,7 @@ def bake_job(scene, objects, cache_paths):
                 world_to_local[f, k] = np.linalg.inv(np.array(obj.matrix_world))
             group_charge[f], ext_charge[f], field[f] = joint_substep_inputs(scene, objects, externals, frame, substeps)
     scene.frame_set(start)
+    _warn_nothing_but_gravity(scene, objects, setups, joint, group_charge)
     return BakeJob(
         **vars(joint),
         cache_paths=list(cache_paths),
@@ -294,6 +345,21 @@ def bake_job(scene, objects, cache_paths):
         field=field,
         collider_world=collider_world if obstacles else None,
     )
+
+
+def _warn_nothing_but_gravity(scene, objects, setups, joint, group_charge):
+    """Warns (joint warnings and the panel) about each of `objects` that can only fall."""
+    gravity = scene.cmsc.use_gravity and any(scene.gravity)
+    column = 0
+    for obj, st in zip(objects, setups):
+        g = len(st.group_weights)
+        w = checks.nothing_but_gravity_warning(
+            st.group_weights, group_charge[..., column : column + g], len(st.pins), gravity, joint.colliders is not None
+        )
+        column += g
+        if w:
+            joint.warnings.append(f"{obj.name}: {w}")
+            activity.set_warnings(obj, activity.warnings(obj) + [w])
 
 
 def keep_warnings(obj, warnings):

@@ -180,6 +180,11 @@ def _paused(objects):
     editing = [o.name for o in objects if o.mode == "EDIT"]
     if editing:
         return "Preview paused in Edit Mode" if len(objects) == 1 else f"Preview paused: {editing[0]} is in Edit Mode"
+    for o, other in inputs.shared_meshes(objects):
+        return (
+            f"Preview paused: {o.name} and {other.name} share one mesh (a linked duplicate), which can show one "
+            "motion only; bake to PC2 to see both, or give each its own mesh"
+        )
     for o in objects:
         deforming = cache.deforming_modifiers(o)
         if deforming:

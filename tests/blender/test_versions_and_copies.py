@@ -125,7 +125,7 @@ def test_a_bake_made_before_saving_is_the_files_own(tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     try:
         bpy.context.scene.cmsc.use_gravity = False
-        obj = sphere(tmp_path, path=str(tmp_path / "cloth.pc2"))
+        sphere(tmp_path, path=str(tmp_path / "cloth.pc2"))
         assert bpy.ops.cmsc.bake() == {"FINISHED"}
         assert bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend")) == {"FINISHED"}
         reopen(tmp_path / "shot.blend")

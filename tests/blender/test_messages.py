@@ -1,0 +1,124 @@
+"""Messages that name the cause (issue 27): an empty mesh, a collider with faces that have no
+area, a rig below a modifier that changes the vertices, a mesh that can only fall, and linked
+duplicates are each said in words that name the object and what to do."""
+
+import bpy  # noqa: I001 - bpy first: it makes bmesh importable
+import bmesh
+import numpy as np
+import pytest
+
+from scenes import addon_module, charged_sphere, draw, evaluated_coords, read_pc2
+
+
+def bake_error():
+    with pytest.raises(RuntimeError) as e:
+        bpy.ops.cmsc.bake()
+    text = str(e.value)
+    assert "Traceback" not in text, text
+    return text
+
+
+def test_an_empty_mesh_is_named(scene):
+    sc, tmp = scene
+    obj = bpy.data.objects.new("Nothing", bpy.data.meshes.new("Nothing"))
+    sc.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.cmsc.enabled = True
+    obj.cmsc.cache_path = str(tmp / "nothing.pc2")
+    error = bake_error()
+    assert "Nothing has no vertices to simulate" in error, error
+    assert not (tmp / "nothing.pc2").exists()
+
+
+def collider_with_a_flat_face(location=(0.0, 0.0, -1.2)):
+    """A cube with Collision physics and one extra face whose corners lie on a line."""
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=location)
+    cube = bpy.context.active_object
+    cube.name = "Table"
+    bm = bmesh.new()
+    bm.from_mesh(cube.data)
+    a, b, c = (bm.verts.new(p) for p in ((2.0, 0.0, 0.0), (2.5, 0.0, 0.0), (3.0, 0.0, 0.0)))
+    bm.faces.new((a, b, c))
+    bm.to_mesh(cube.data)
+    bm.free()
+    cube.modifiers.new("Collision", "COLLISION")
+    return cube
+
+
+def test_a_collider_face_without_area_is_left_out_by_name(scene, capfd):
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    obj = charged_sphere(tmp, charge=0.0, frames=12)
+    collider_with_a_flat_face()
+    bpy.context.view_layer.objects.active = obj
+    capfd.readouterr()
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    printed = capfd.readouterr().out
+    assert "Collider Table: 1 of its 13 triangles has no area and is left out" in printed, printed
+    assert read_pc2(obj.cmsc.cache_path)[-1][:, 2].min() > -0.75, "the rest of the table still holds it"
+
+
+def test_a_rig_below_a_subdivision_is_said_to_be_ignored(scene, capfd):
+    sc, tmp = scene
+    panels = addon_module("ui.panels")
+    obj = charged_sphere(tmp, frames=3)
+    obj.modifiers.new("Subdivision", "SUBSURF")
+    bpy.ops.object.empty_add(location=(0.0, 0.0, 1.0))
+    hook_target = bpy.context.active_object
+    hook = obj.modifiers.new("Hook", "HOOK")
+    hook.object = hook_target
+    bpy.context.view_layer.objects.active = obj
+    capfd.readouterr()
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    warning = "Hook is below Subdivision, which changes the vertices, so Hook does not drive the simulation"
+    assert warning in capfd.readouterr().out
+    assert warning in draw(panels.CMSC_PT_main).text()
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["falls", "charged"])
+def test_a_mesh_that_can_only_fall_says_so(scene, capfd, held):
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    sc.gravity = (0.0, 0.0, -9.81)
+    charged_sphere(tmp, charge=0.2 if held else 0.0, frames=4)
+    capfd.readouterr()
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    printed = capfd.readouterr().out
+    said = "ball: carries no charge and nothing holds it (no pinned vertex, no collider), so it only falls"
+    assert (said in printed) == (not held), printed
+
+
+def linked_duplicate(obj):
+    copy = obj.copy()  # Alt+D: a new object, the same mesh
+    bpy.context.scene.collection.objects.link(copy)
+    copy.location.x += 3.0
+    return copy
+
+
+def test_linked_duplicates_refuse_a_shape_key_bake_and_pc2_plays_each(scene):
+    sc, tmp = scene
+    obj = charged_sphere(tmp, frames=4)
+    copy = linked_duplicate(obj)
+    copy.cmsc.cache_path = str(tmp / "copy.pc2")
+    obj.cmsc.cache_format = "SHAPE_KEYS"
+    error = bake_error()
+    assert "share one mesh (a linked duplicate)" in error and "PC2" in error, error
+    assert obj.data.shape_keys is None
+    obj.cmsc.cache_format = "PC2"
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    sc.frame_set(4)
+    for o in (obj, copy):  # each plays its own motion
+        np.testing.assert_allclose(evaluated_coords(o), read_pc2(o.cmsc.cache_path)[3], rtol=0, atol=1e-6)
+
+
+def test_linked_duplicates_pause_the_live_preview_with_a_reason(scene):
+    sc, tmp = scene
+    preview, activity = addon_module("ui.preview"), addon_module("ui.activity")
+    obj = charged_sphere(tmp, frames=4)
+    obj.cmsc.preview = True
+    linked_duplicate(obj)
+    for f in (1, 2, 3):
+        sc.frame_set(f)
+    status = activity.status(obj)
+    assert status is not None and "share one mesh" in status[1], status
+    assert obj.data.shape_keys is None or preview.KEY_NAME not in obj.data.shape_keys.key_blocks
