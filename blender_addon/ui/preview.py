@@ -26,6 +26,7 @@ coordinates stay the rest shape. Running previews and their status lines are kep
 - Nothing raises into Blender: problems become the panels' status lines (`status(obj)`).
 """
 
+import threading
 import time
 
 import bpy
@@ -42,6 +43,15 @@ KEY_NAME = "Preview (cmsc)"
 #: Frames a forward jump may skip and still be simulated (interpolating positions); chosen so a
 #: dropped-frame catch-up stays below a few frames' cost.
 MAX_CATCH_UP = 8
+#: Seconds the interface waits for a starting preview's simulation (built on a worker thread:
+#: the factorization takes seconds on 100K+ vertices) before it goes on with a "starting" status
+#: line; small meshes are ready well within it, so their first frame plays at once.
+START_WAIT = 0.5
+#: Vertex count above which a newly enabled object starts with Live Preview off: measured on
+#: the 2-core VM (a 447² grid, 200,704 vertices), reading the inputs took 0.95 s and building
+#: the simulation 14.5 s, and a preview frame at the default settings costs ~5 ms per 1K
+#: vertices (README), so above 50K vertices playback is no longer interactive (< 4 fps).
+PREVIEW_DEFAULT_MAX_VERTICES = 50_000
 
 
 def simulated(scene):
@@ -58,9 +68,14 @@ class _State:
         self.start, self.end, _, iterations = inputs.joint_timing(objects)
         self.substeps = max(substeps(o.cmsc) for o in objects)
         self.setups, self.setup = inputs.joint_setup(scene, objects, self.substeps, iterations)
-        self.sim = self.setup.create_simulation()
-        #: the Coulomb method that runs (what AUTO chose), shown in the panel
-        self.coulomb_method = self.sim.coulomb_method
+        #: the simulation, once the worker thread built it (None before, or if it failed: `failure`)
+        self.sim = None
+        self.failure = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._built = threading.Event()
+        threading.Thread(target=self._build, name="cmsc preview start", daemon=True).start()
+        self._built.wait(start_wait())
         self.frame = scene.frame_current
         self.inputs = _inputs_key(scene, objects)
         externals = inputs.external_charges(scene)
@@ -72,8 +87,37 @@ class _State:
         #: seconds spent reading Blender data, in the library, and writing the shape keys
         self.timings = {"read": 0.0, "simulate": 0.0, "write": 0.0}
 
+    def _build(self):
+        """Worker thread: builds the simulation from the numpy inputs (no bpy)."""
+        try:
+            sim = self.setup.create_simulation()
+        except Exception as e:  # noqa: BLE001 - reported on the main thread (`failure`)
+            self.failure = e
+        else:
+            with self._lock:
+                if self._closed:  # ended while it was being built
+                    sim.close()
+                else:
+                    self.sim = sim
+        finally:
+            self._built.set()
+
+    @property
+    def ready(self):
+        """Whether the simulation is built (or failed to be: `failure`)."""
+        return self._built.is_set()
+
+    @property
+    def coulomb_method(self):
+        """The Coulomb method that runs (what AUTO chose), shown in the panel; None before."""
+        return self.sim.coulomb_method if self.sim is not None else None
+
     def close(self):
-        self.sim.close()
+        with self._lock:
+            self._closed = True
+            sim, self.sim = self.sim, None
+        if sim is not None:
+            sim.close()
 
 
 def _inputs_key(scene, objects):
@@ -119,7 +163,9 @@ def coulomb_method(obj):
     """What the panel says of the Coulomb method of `obj`'s running preview ("DDEF (chosen by
     AUTO)"), or None."""
     state = activity.preview(obj)
-    return methods.describe(state.setup.params.coulomb, state.coulomb_method) if state is not None else None
+    if state is None or state.coulomb_method is None:
+        return None
+    return methods.describe(state.setup.params.coulomb, state.coulomb_method)
 
 
 def _objects(state):
@@ -226,6 +272,9 @@ def _update(scene, objects):
             if state.setup.note:
                 for o in _shown(objects):
                     activity.set_status(o, "ERROR", state.setup.note)
+            _check_start(objects, state)
+        return
+    if state is not None and not _check_start(objects, state):
         return
     if state is None:
         for o in _shown(objects):
@@ -248,6 +297,53 @@ def _update(scene, objects):
             )
         return
     _advance(scene, objects, state, target, gap)
+
+
+def start_wait():
+    """Seconds to wait for a starting preview: `START_WAIT`, or to the end in background mode
+    (no interface to keep alive, and a script expects the first frame to step)."""
+    return None if bpy.app.background else START_WAIT
+
+
+def _check_start(objects, state):
+    """Whether the preview `state` of `objects` is built and can step: while its worker builds
+    it, a status line says so (and a timer watches for the end); a failed start stops it."""
+    if not state.ready:
+        n = len(state.setup.x0)
+        for o in _shown(objects):
+            activity.set_status(o, "INFO", f"Preview starting: building the simulation of {n:,} vertices…")
+        _watch_start()
+        return False
+    if state.failure is not None:
+        _stop(objects, "ERROR", f"Preview failed to start: {state.failure}")
+        return False
+    for o in _shown(objects):
+        if (activity.status(o) or ("", ""))[1].startswith("Preview starting"):
+            activity.clear_status(o)
+    return True
+
+
+def _started():
+    """Timer while a preview starts: once built, its status line changes and the panels redraw."""
+    try:
+        scene = bpy.context.scene
+        objects = simulated(scene) if scene is not None else []
+        state = activity.preview(objects[0]) if objects else None
+        if state is not None and not state.ready:
+            return 0.25
+        if state is not None:
+            _check_start(objects, state)
+        for window in bpy.context.window_manager.windows:
+            for area in window.screen.areas:
+                area.tag_redraw()
+    except Exception as e:  # noqa: BLE001 - a timer must never raise into Blender
+        print(f"cmsc: preview start check failed: {type(e).__name__}: {e}", flush=True)
+    return None
+
+
+def _watch_start():
+    if not bpy.app.background and not bpy.app.timers.is_registered(_started):
+        bpy.app.timers.register(_started, first_interval=0.25)
 
 
 def _advance(scene, objects, state, target, gap):
@@ -375,7 +471,7 @@ def on_save_post(*args):
     try:
         states = {id(s): s for s in (activity.preview(o) for o in bpy.data.objects) if s is not None}
         for state in states.values():
-            if state.frame <= state.start:
+            if state.frame <= state.start or state.sim is None:
                 continue
             positions = state.sim.positions
             for (a, b), o in zip(state.setup.parts, _objects(state)):
@@ -414,8 +510,9 @@ def unregister():
     for handlers, fn in _handlers():
         while fn in handlers:
             handlers.remove(fn)
-    if bpy.app.timers.is_registered(_prepare):
-        bpy.app.timers.unregister(_prepare)
+    for timer in (_prepare, _started):
+        if bpy.app.timers.is_registered(timer):
+            bpy.app.timers.unregister(timer)
     _end_all()
     # the preview shape keys would outlive the add-on and leave the meshes deformed
     try:

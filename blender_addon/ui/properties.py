@@ -15,7 +15,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import cache, preview
+from . import activity, cache, preview
 
 
 def settings_changed(obj):
@@ -49,9 +49,19 @@ def _external_setting(self, context):
 
 
 def _enabled_changed(self, context):
+    obj = self.id_data
     if not self.enabled:
-        preview.clear(self.id_data)
-    settings_changed(self.id_data)  # the scene's joint bake gained or lost an object
+        preview.clear(obj)
+    large = len(obj.data.vertices) > preview.PREVIEW_DEFAULT_MAX_VERTICES
+    if self.enabled and large and not self.is_property_set("preview"):
+        self.preview = False  # set, so the artist's later choice is kept
+    settings_changed(obj)  # the scene's joint bake gained or lost an object
+    if self.enabled and large and not self.preview:
+        activity.set_status(
+            obj, "INFO",
+            f"Live Preview is off for a mesh of {len(obj.data.vertices):,} vertices (above "
+            f"{preview.PREVIEW_DEFAULT_MAX_VERTICES:,}, playback is not interactive): tick it to preview anyway",
+        )
 
 
 def _preview_setting(self, context):
