@@ -26,6 +26,7 @@ coordinates stay the rest shape. Running previews and their status lines are kep
 - Nothing raises into Blender: problems become the panels' status lines (`status(obj)`).
 """
 
+import contextlib
 import threading
 import time
 
@@ -346,6 +347,33 @@ def _watch_start():
         bpy.app.timers.register(_started, first_interval=0.25)
 
 
+def _has_own_keys(obj):
+    keys = bridge.shape_keys(obj)
+    return keys is not None and any(kb.name != KEY_NAME for kb in keys.key_blocks[1:])
+
+
+def _own_shapes(objects, setups):
+    """Each object's mesh now as the bake reads it (its own shape keys and the modifiers above
+    its cache, `cache.simulated_stack`), the preview's key left out: (n, 3) object space, or None
+    for an object with neither pins nor shape keys of its own (nothing to read)."""
+    wanted = [len(st.pins) > 0 or _has_own_keys(o) for o, st in zip(objects, setups)]
+    with contextlib.ExitStack() as stack:
+        for o, w in zip(objects, wanted):
+            if w:
+                stack.enter_context(cache.simulated_stack(o))
+                stack.enter_context(bridge.shape_key_muted(o, KEY_NAME))
+        return [bridge.deformed_coords(o) if w else None for o, w in zip(objects, wanted)]
+
+
+def _show(obj, x, shape):
+    """Shows positions `x` (n, 3, object space) on `obj` through the preview's shape key. The
+    mesh's own relative keys act under it, so it holds `x` less what they add now (`shape`, from
+    `_own_shapes`, less the reference key): they are not applied twice."""
+    if shape is not None and _has_own_keys(obj):
+        x = x - (shape - bridge.shape_key_coords(obj, obj.data.shape_keys.reference_key.name))
+    bridge.write_shape_key(obj, KEY_NAME, x)
+
+
 def _advance(scene, objects, state, target, gap):
     st = state.setup
     clock, t = time.perf_counter, state.timings
@@ -353,7 +381,12 @@ def _advance(scene, objects, state, target, gap):
     externals = inputs.external_charges(scene)
     f = target
     try:
-        pin1 = inputs.joint_pins(objects, state.setups, False)
+        # pins follow the shape keys (and modifiers above the cache) as in the bake
+        shapes = _own_shapes(objects, state.setups)
+        pin1 = np.concatenate([
+            inputs.pin_targets(o, st.rest_local if shape is None else shape, st.pins)
+            for o, st, shape in zip(objects, state.setups, shapes)
+        ]).reshape(-1, 3)
         ext1 = inputs.external_positions(externals)
         obstacles = inputs.collision_objects(scene) if state.colliders is not None else []
         col1 = inputs.collider_positions(obstacles, state.colliders.shape, target) if obstacles else None
@@ -392,9 +425,9 @@ def _advance(scene, objects, state, target, gap):
         _stop(objects, "ERROR", f"Preview diverged at frame {target}: vertices left the float32 range. {hint}")
         return
     t0 = clock()
-    for o, x in zip(objects, local):
+    for o, x, shape in zip(objects, local, shapes):
         if o.cmsc.preview:
-            bridge.write_shape_key(o, KEY_NAME, x)
+            _show(o, x, shape)
     t["write"] += clock() - t0
     state.frame, state.pin, state.ext = target, pin1, ext1
     if col1 is not None:
@@ -474,10 +507,14 @@ def on_save_post(*args):
             if state.frame <= state.start or state.sim is None:
                 continue
             positions = state.sim.positions
-            for (a, b), o in zip(state.setup.parts, _objects(state)):
-                local = None if o is None else to_local(positions[a:b], np.linalg.inv(np.array(o.matrix_world)))
+            objects = _objects(state)
+            if any(o is None for o in objects):
+                continue
+            shapes = _own_shapes(objects, state.setups)
+            for (a, b), o, shape in zip(state.setup.parts, objects, shapes):
+                local = to_local(positions[a:b], np.linalg.inv(np.array(o.matrix_world)))
                 if local is not None and o.cmsc.preview:
-                    bridge.write_shape_key(o, KEY_NAME, local)
+                    _show(o, local, shape)
     except Exception as e:  # noqa: BLE001 - as above
         print(f"cmsc: could not restore the preview after saving: {type(e).__name__}: {e}", flush=True)
 

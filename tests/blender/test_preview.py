@@ -158,3 +158,35 @@ def test_a_diverging_preview_stops_with_a_message_and_never_raises(scene, previe
     # the mesh shows the last good frame
     np.testing.assert_array_equal(played[6], played[3])
     assert np.isfinite(played[6]).all()
+
+
+def shape_key_pinned(tmp):
+    """A sphere whose top vertices are pinned and lifted 0.3 m by an animated shape key of its
+    own (keyed 0 at frame 1, 1 at the last): the pins follow the key."""
+    obj = charged_sphere(tmp, "ball", charge=0.5, frames=FRAMES)
+    top = [v.index for v in obj.data.vertices if v.co.z > 0.4]
+    obj.vertex_groups.new(name="top").add(top, 1.0, "REPLACE")
+    obj.cmsc.pin_group = "top"
+    obj.shape_key_add(name="Basis", from_mix=False)
+    lift = obj.shape_key_add(name="lift", from_mix=False)
+    co = mesh_coords(obj)
+    co[top, 2] += 0.3
+    lift.data.foreach_set("co", co.ravel())
+    for frame, value in ((1, 0.0), (FRAMES, 1.0)):
+        lift.value = value
+        lift.keyframe_insert("value", frame=frame)
+    obj.cmsc.preview_substeps = 0
+    return obj, top
+
+
+def test_pins_driven_by_shape_keys_follow_them_in_the_preview_as_in_the_bake(scene, preview):
+    sc, tmp = scene
+    obj, top = shape_key_pinned(tmp)
+    played = play(sc, range(1, FRAMES + 1))
+    assert preview.is_running(obj)
+    assert played[FRAMES][top, 2].min() > 0.4 + 0.25, "the pins rose with the key"
+    sc.frame_set(1)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    baked = read_pc2(obj.cmsc.cache_path)
+    for f in range(2, FRAMES + 1):
+        np.testing.assert_allclose(played[f], baked[f - 1], rtol=0, atol=1e-5, err_msg=f"frame {f}")
