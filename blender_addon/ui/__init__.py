@@ -1,11 +1,12 @@
 """bpy-facing code. Modules, each importing only those listed before it (no cycles):
 
+- `simulated`: which objects are simulated (`is_simulated`), the one predicate of all the others;
 - `text`: wrapped labels; `bridge`: every read and write of mesh data and F-curves ↔ numpy;
 - `activity`: what runs now (modal bakes, previews and their status, preview suspension), by
   `Object.session_uid`;
 - `preferences`: add-on preferences, library/GPU/thread status;
 - `cache`: the bake's cache (Mesh Cache modifier or shape keys): where it goes in the modifier
-  stack, exists, finish, free;
+  stack, exists, finish, free, and whose bake it is (the .blend and object that made it);
 - `inputs`: the scene as simulation inputs (`Setup`, per-frame inputs, `BakeJob`);
 - `preview`: the live preview handler; `watch`: marks bakes outdated when the mesh, its groups,
   the scene or an external charge change; `bake`: collecting, running (modal or not) and

@@ -21,7 +21,7 @@ import numpy as np
 from ..sim import cache_files, methods
 from ..sim.cache_files import CacheFileError
 from ..sim.pc2 import read_pc2
-from . import activity, bridge
+from . import activity, bridge, simulated
 
 MODIFIER_NAME = "cmsc cache"
 SHAPE_KEY_PREFIX = "cmsc "
@@ -234,7 +234,7 @@ def other_users(obj, path, targets=False, joint=()):
         if o not in joint:
             plays = [m.filepath for m in getattr(o, "modifiers", ()) if m.type == "MESH_CACHE" and m.filepath]
             paths += [_abspath(p) for p in plays]
-        if targets and o.type == "MESH" and o.cmsc.enabled and o.cmsc.cache_format == "PC2" and target(o):
+        if targets and simulated.is_simulated(o) and o.cmsc.cache_format == "PC2" and target(o):
             paths.append(_abspath(target(o)))
         if any(p is not None and cache_files.same_file(p, path) for p in paths):
             names.append(o.name)
@@ -348,7 +348,7 @@ def baked_together(obj):
         return [obj]
     return [obj] + [
         o for o in bpy.data.objects
-        if o != obj and o.type == "MESH" and o.cmsc.enabled and o.cmsc.get(_TOGETHER) == together and owns_bake(o)
+        if o != obj and simulated.is_simulated(o) and o.cmsc.get(_TOGETHER) == together and owns_bake(o)
     ]
 
 

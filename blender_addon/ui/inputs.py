@@ -23,7 +23,7 @@ from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, MeshColliders, Setup, combine
 from ..sim.mesh import charge_shares, lumped_measure, mesh_springs, proper_triangles
 from ..sim.params import CoulombMethod, Integrator
-from . import activity, bridge, cache, preferences
+from . import activity, bridge, cache, preferences, simulated
 
 MICRO = 1e-6  # C per µC: the UI shows charges in µC
 
@@ -216,7 +216,7 @@ def collider_positions(objects, shape, frame):
 def simulated_objects(scene, first):
     """The objects that bake together: `first`, then every other simulated mesh object of
     `scene` (Coulomb forces act across all of them)."""
-    return [first] + [o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled and o != first]
+    return [first] + [o for o in simulated.simulated_objects(scene) if o != first]
 
 
 def shared_meshes(objects):

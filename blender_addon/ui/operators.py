@@ -7,7 +7,7 @@ from bpy.props import BoolProperty, IntProperty, StringProperty
 
 from ..sim.cache_files import CacheFileError
 from ..sim.errors import CmscError
-from . import activity, bridge, cache, fit, preferences
+from . import activity, bridge, cache, fit, preferences, simulated
 from . import bake as baking
 
 
@@ -24,10 +24,9 @@ def bake_target(context):
     """The object a bake starts from: the active object if it is simulated, else the scene's
     first simulated mesh object (a farm script need not select one); None if there is none."""
     obj = context.active_object
-    if obj is not None and obj.type == "MESH" and obj.cmsc.enabled:
+    if simulated.is_simulated(obj):
         return obj
-    scene = context.scene
-    return next((o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled), None) if scene else None
+    return next(iter(simulated.simulated_objects(context.scene)), None)
 
 
 class CMSC_OT_bake(bpy.types.Operator):

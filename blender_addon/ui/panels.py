@@ -5,7 +5,7 @@ operators by name)."""
 import bpy
 
 from ..sim import methods
-from . import activity, cache, inputs, preferences, preview
+from . import activity, cache, inputs, preferences, preview, simulated
 from .text import wrapped_label
 
 
@@ -225,7 +225,7 @@ class CMSC_MT_object(bpy.types.Menu):
     def draw(self, context):
         layout = self.layout
         obj = context.object
-        enabled = obj is not None and obj.type == "MESH" and obj.cmsc.enabled
+        enabled = simulated.is_simulated(obj)
         layout.operator(
             "cmsc.physics_toggle", text="Disable Simulation" if enabled else "Enable Simulation", icon="PHYSICS"
         )

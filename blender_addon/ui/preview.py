@@ -37,7 +37,7 @@ from bpy.app.handlers import persistent
 from ..sim import methods
 from ..sim.bake_job import DIVERGED_HINT, step_frame, to_local
 from ..sim.errors import CmscError, DivergedError
-from . import activity, bridge, cache, inputs
+from . import activity, bridge, cache, inputs, simulated
 
 #: The shape key holding the preview positions (not "cmsc …": that prefix is the shape-key bake's).
 KEY_NAME = "Preview (cmsc)"
@@ -53,12 +53,6 @@ START_WAIT = 0.5
 #: the simulation 14.5 s, and a preview frame at the default settings costs ~5 ms per 1K
 #: vertices (README), so above 50K vertices playback is no longer interactive (< 4 fps).
 PREVIEW_DEFAULT_MAX_VERTICES = 50_000
-
-
-def simulated(scene):
-    """The objects the preview of `scene` simulates together, in scene order: every simulated
-    mesh object (the bake's `inputs.simulated_objects`, started from the first)."""
-    return [o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled]
 
 
 class _State:
@@ -328,7 +322,7 @@ def _started():
     """Timer while a preview starts: once built, its status line changes and the panels redraw."""
     try:
         scene = bpy.context.scene
-        objects = simulated(scene) if scene is not None else []
+        objects = simulated.simulated_objects(scene)
         state = activity.preview(objects[0]) if objects else None
         if state is not None and not state.ready:
             return 0.25
@@ -447,7 +441,7 @@ def on_frame_change(scene, depsgraph=None):
     the interface renders (a render job reads the data this would write; bake for renders)."""
     if activity.previews_are_suspended() or bpy.app.is_job_running("RENDER"):
         return
-    objects = simulated(scene)
+    objects = simulated.simulated_objects(scene)
     if not _shown(objects):
         return
     try:
@@ -467,7 +461,7 @@ def _prepare():
         scene = bpy.context.scene
         if scene is None or activity.previews_are_suspended():
             return None
-        objects = simulated(scene)
+        objects = simulated.simulated_objects(scene)
         if _shown(objects) and not is_running(objects[0]) and scene.frame_current == inputs.joint_timing(objects)[0]:
             _update(scene, objects)
     except Exception as e:  # noqa: BLE001 - a timer must never raise into Blender

@@ -15,7 +15,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import activity, cache, preview
+from . import activity, cache, preview, simulated
 
 
 def settings_changed(obj):
@@ -24,7 +24,7 @@ def settings_changed(obj):
     if obj is None or obj.type != "MESH":
         return
     scene = bpy.context.scene
-    together = [o for o in scene.objects if o.type == "MESH" and o.cmsc.enabled] if scene is not None else []
+    together = simulated.simulated_objects(scene)
     for o in [obj] + [o for o in together if o != obj]:
         if cache.has_bake(o) and not o.cmsc.cache_outdated:
             o.cmsc.cache_outdated = True
@@ -39,7 +39,7 @@ def _scene_setting(self, context):
     # the field, gravity and external charges act on every simulated object of the scene
     scene = context.scene if context.scene is not None else self.id_data
     for obj in scene.objects:
-        if obj.type == "MESH" and obj.cmsc.enabled:
+        if simulated.is_simulated(obj):
             settings_changed(obj)
 
 

@@ -14,7 +14,7 @@ import json
 import bpy
 from bpy.app.handlers import persistent
 
-from . import bridge, cache
+from . import bridge, cache, simulated
 
 _MESH = "baked_mesh_digest"
 _GROUPS = "baked_group_names"
@@ -60,7 +60,7 @@ def _watched(scene):
     """Baked, simulated objects of `scene` whose bake is not outdated yet."""
     return [
         o for o in scene.objects
-        if o.type == "MESH" and o.cmsc.enabled and not o.cmsc.cache_outdated and cache.has_bake(o)
+        if simulated.is_simulated(o) and not o.cmsc.cache_outdated and cache.has_bake(o)
     ]
 
 
