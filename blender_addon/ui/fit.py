@@ -1,7 +1,9 @@
 """The charge fit behind `cmsc.fit_charges` (the operator is in `operators`): find the charges
 that make the mesh reach a target shape (paper §3.2, through the library's gradients).
 
-The simulation is built exactly as the bake builds it at the object's start frame
+The simulation is of this object alone (the library's gradient does not take contacts, so the
+scene's other simulated objects and its colliders are not part of the fit; the operator's tooltip
+says so). It is built exactly as the bake builds that object at its start frame
 (`inputs.setup`: world space, same masses, springs and parameters) and run for
 `(frame − frame_start) × substeps` steps. During those steps the group charges are the unknowns
 (constant), and the external charges, the field and the pins stay as they are at the start

@@ -166,7 +166,7 @@ class CMSC_OT_physics_toggle(bpy.types.Operator):
 
 class CMSC_OT_fit_charges(bpy.types.Operator):
     """Solve for the charges of the ticked charge groups (all if none is ticked) that make the mesh reach a shape key
-    at a frame"""
+    at a frame (this object alone: other simulated objects and colliders are left out of the fit)"""
 
     bl_idname = "cmsc.fit_charges"
     bl_label = "Fit Charged Mass-Spring Charges"
