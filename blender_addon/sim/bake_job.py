@@ -164,30 +164,50 @@ class BakeJob(Setup):
     def frames(self):
         return self.group_charge.shape[0]
 
+    def frame_inputs(self, f):
+        """The `FrameInputs` of the step from frame `start_frame + f` to the next."""
+        return FrameInputs(
+            pin_world=self.pin_world[f : f + 2],
+            ext_world=self.ext_world[f : f + 2],
+            group_charge=self.group_charge[f],
+            ext_charge=self.ext_charge[f],
+            field=self.field[f],
+            colliders=None if self.collider_world is None else self.collider_world[f : f + 2],
+        )
+
     @property
     def substeps(self):
         return self.group_charge.shape[1]
 
 
-def step_frame(sim, group_weights, pins, pin_world, ext_world, group_charge, ext_charge, field, colliders=None):
-    """Advances one frame of `len(group_charge)` substeps.
+@dataclass(frozen=True, kw_only=True)
+class FrameInputs:
+    """What one frame of S substeps needs, for p pins, k external charges, g charge groups and
+    v mesh collider vertices: positions at the frame's start and end (m), linearly interpolated
+    per substep, and the charges and field at each substep's end."""
 
-    pin_world, ext_world, colliders: (2, p, 3), (2, k, 3) and (2, v, 3) positions of the pins,
-    external charges and mesh collider vertices at the frame's start and end (m), linearly
-    interpolated per substep; group_charge (S, g) C per unit weight, ext_charge (S, k) C and
-    field (S, 3) V/m at each substep's end. Raises CmscError (DivergedError) from the step.
-    """
-    substeps = group_charge.shape[0]
+    pin_world: np.ndarray  # (2, p, 3)
+    ext_world: np.ndarray  # (2, k, 3)
+    group_charge: np.ndarray  # (S, g) C per unit weight
+    ext_charge: np.ndarray  # (S, k) C
+    field: np.ndarray  # (S, 3) V/m
+    colliders: np.ndarray | None = None  # (2, v, 3)
+
+
+def step_frame(sim, setup, frame):
+    """Advances `sim` (made from `setup`: its charge groups and pins) by one frame of
+    `FrameInputs` `frame`. Raises CmscError (DivergedError) from the step."""
+    substeps = frame.group_charge.shape[0]
     for k in range(substeps):
         a = (k + 1) / substeps
-        sim.set_charges(group_charge[k] @ group_weights)
-        if ext_charge.shape[1]:
-            sim.set_external_charges((1 - a) * ext_world[0] + a * ext_world[1], ext_charge[k])
-        sim.set_uniform_field(field[k])
-        if len(pins):
-            sim.set_pin_targets((1 - a) * pin_world[0] + a * pin_world[1])
-        if colliders is not None and colliders.shape[1]:
-            sim.move_mesh_colliders((1 - a) * colliders[0] + a * colliders[1])
+        sim.set_charges(frame.group_charge[k] @ setup.group_weights)
+        if frame.ext_charge.shape[1]:
+            sim.set_external_charges((1 - a) * frame.ext_world[0] + a * frame.ext_world[1], frame.ext_charge[k])
+        sim.set_uniform_field(frame.field[k])
+        if len(setup.pins):
+            sim.set_pin_targets((1 - a) * frame.pin_world[0] + a * frame.pin_world[1])
+        if frame.colliders is not None and frame.colliders.shape[1]:
+            sim.move_mesh_colliders((1 - a) * frame.colliders[0] + a * frame.colliders[1])
         sim.step(1)
 
 
@@ -262,11 +282,7 @@ def _frames(job, sim, writers, on_frame):
         t0 = clock()
         frame = job.start_frame + f + 1
         try:
-            step_frame(
-                sim, job.group_weights, job.pins, job.pin_world[f : f + 2], job.ext_world[f : f + 2],
-                job.group_charge[f], job.ext_charge[f], job.field[f],
-                None if job.collider_world is None else job.collider_world[f : f + 2],
-            )
+            step_frame(sim, job, job.frame_inputs(f))
             positions = sim.positions
         except DivergedError as e:
             job.error = f"diverged at frame {frame}: {e}. {DIVERGED_HINT}"

@@ -9,7 +9,7 @@ import threading
 
 from ..sim import methods
 from ..sim.bake_job import run
-from . import activity, bridge, cache, inputs, preview, watch
+from . import activity, bridge, cache, inputs, preferences, preview, watch
 
 
 def collect(context, obj):
@@ -19,6 +19,7 @@ def collect(context, obj):
     previews and freeing their old bakes. Returns (objects, job)."""
     objects = inputs.simulated_objects(context.scene, obj)
     inputs.check_shared_meshes(objects)
+    preferences.apply_threads()
     paths = [cache.check_target(o, objects) if o.cmsc.cache_format == "PC2" else None for o in objects]
     for o in objects:
         bridge.name_keyed_charge_paths(o)  # charge keyframes follow their group by name
@@ -27,7 +28,9 @@ def collect(context, obj):
         if note:
             print(f"cmsc: {note}", flush=True)
     with activity.previews_suspended():
-        job = inputs.bake_job(context.scene, objects, [p or cache.scratch_path() for p in paths])
+        job, warnings = inputs.bake_job(context.scene, objects, [p or cache.scratch_path() for p in paths])
+    for o, w in zip(objects, warnings):
+        inputs.keep_warnings(o, w)
     return objects, job
 
 

@@ -19,7 +19,7 @@ change) they are keyframed at the start frame.
 import numpy as np
 
 from ..sim.fitting import fit_group_charges
-from . import activity, bridge, inputs
+from . import activity, bridge, inputs, preferences
 
 
 def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
@@ -35,6 +35,7 @@ def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
     if not groups:
         raise ValueError("add a charge group first: its charge is what the fit solves for")
     bridge.name_keyed_charge_paths(obj)
+    preferences.apply_threads()
     current = scene.frame_current
     with activity.previews_suspended():
         scene.frame_set(frame)

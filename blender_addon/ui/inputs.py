@@ -59,7 +59,6 @@ def setup(scene, obj, substeps=None):
     s = obj.cmsc
     if len(obj.data.vertices) == 0:
         raise ValueError(f"{obj.name} has no vertices to simulate: give it a mesh, or turn its simulation off")
-    preferences.apply_threads()
     with cache.simulated_stack(obj):
         co = bridge.deformed_coords(obj)
     faces = bridge.mesh_faces(obj.data)
@@ -256,7 +255,8 @@ def joint_setup(scene, objects, substeps, iterations):
     """The `Setup`s of `objects` at the current frame (each with `substeps` steps per frame) and
     the joint `Setup` they simulate in, one part each, with the scene's colliders; `iterations`
     local/global iterations per step and the first object's Coulomb settings. Each object's
-    input warnings are kept for its panel; the joint setup's name their object."""
+    input warnings stay in its `Setup` (for its panel: the caller keeps them, `keep_warnings`);
+    the joint setup's name their object."""
     setups = [setup(scene, o, substeps) for o in objects]
     p, _ = params(scene, objects[0].cmsc, substeps)
     p.iterations = iterations
@@ -272,9 +272,8 @@ def joint_setup(scene, objects, substeps, iterations):
                 f"Shape-key bakes play before the modifier stack, so {', '.join(deforming)} deform the baked "
                 "motion once more: use the PC2 cache for a rigged mesh"
             )
-        keep_warnings(obj, st.warnings)
-        st.warnings = [f"{obj.name}: {w}" for w in st.warnings]
     joint = combine(setups, p)
+    joint.warnings = [f"{o.name}: {w}" for o, st in zip(objects, setups) for w in st.warnings]
     joint.colliders = colliders(scene, collision_objects(scene), joint.warnings)
     return setups, joint
 
@@ -301,7 +300,8 @@ def joint_substep_inputs(scene, objects, externals, frame, substeps):
 def bake_job(scene, objects, cache_paths):
     """Every input of the joint bake of `objects` (the first one's Coulomb settings; timing by
     `joint_timing`), each into its cache path (frame_set through the range once, back to the
-    start frame after): a BakeJob. Each object's input warnings are kept for its panel."""
+    start frame after): (the BakeJob, each object's input warnings for its panel). Reads only:
+    the caller keeps the warnings (`keep_warnings`)."""
     start, end, substeps, iterations = joint_timing(objects)
     frames = max(0, end - start)
     externals = external_charges(scene)
@@ -333,7 +333,7 @@ def bake_job(scene, objects, cache_paths):
             group_charge[f], ext_charge[f], field[f] = joint_substep_inputs(scene, objects, externals, frame, substeps)
     scene.frame_set(start)
     _warn_nothing_but_gravity(scene, objects, setups, joint, group_charge)
-    return BakeJob(
+    job = BakeJob(
         **vars(joint),
         cache_paths=list(cache_paths),
         start_frame=start,
@@ -345,10 +345,12 @@ def bake_job(scene, objects, cache_paths):
         field=field,
         collider_world=collider_world if obstacles else None,
     )
+    return job, [st.warnings for st in setups]
 
 
 def _warn_nothing_but_gravity(scene, objects, setups, joint, group_charge):
-    """Warns (joint warnings and the panel) about each of `objects` that can only fall."""
+    """Adds a warning (to the object's `Setup` and, naming it, to the joint's) for each of
+    `objects` that can only fall."""
     gravity = scene.cmsc.use_gravity and any(scene.gravity)
     column = 0
     for obj, st in zip(objects, setups):
@@ -358,8 +360,8 @@ def _warn_nothing_but_gravity(scene, objects, setups, joint, group_charge):
         )
         column += g
         if w:
+            st.warnings.append(w)
             joint.warnings.append(f"{obj.name}: {w}")
-            activity.set_warnings(obj, activity.warnings(obj) + [w])
 
 
 def keep_warnings(obj, warnings):

@@ -35,9 +35,9 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from ..sim import methods
-from ..sim.bake_job import DIVERGED_HINT, step_frame, to_local
+from ..sim.bake_job import DIVERGED_HINT, FrameInputs, step_frame, to_local
 from ..sim.errors import CmscError, DivergedError
-from . import activity, bridge, cache, inputs, simulated
+from . import activity, bridge, cache, inputs, preferences, simulated
 
 #: The shape key holding the preview positions (not "cmsc …": that prefix is the shape-key bake's).
 KEY_NAME = "Preview (cmsc)"
@@ -62,7 +62,10 @@ class _State:
         self.uids = [o.session_uid for o in objects]
         self.start, self.end, _, iterations = inputs.joint_timing(objects)
         self.substeps = max(substeps(o.cmsc) for o in objects)
+        preferences.apply_threads()
         self.setups, self.setup = inputs.joint_setup(scene, objects, self.substeps, iterations)
+        for o, st in zip(objects, self.setups):
+            inputs.keep_warnings(o, st.warnings)
         #: the simulation, once the worker thread built it (None before, or if it failed: `failure`)
         self.sim = None
         self.failure = None
@@ -390,18 +393,18 @@ def _advance(scene, objects, state, target, gap):
 
         for f in range(state.frame + 1, target + 1):
             a, b = (f - 1 - state.frame) / gap, (f - state.frame) / gap
-            charges_and_field = inputs.joint_substep_inputs(scene, objects, externals, f, state.substeps)
+            group_charge, ext_charge, field = inputs.joint_substep_inputs(scene, objects, externals, f, state.substeps)
             t1 = clock()
             t["read"] += t1 - t0
-            step_frame(
-                state.sim,
-                st.group_weights,
-                st.pins,
-                between(a, b, state.pin, pin1),
-                between(a, b, state.ext, ext1),
-                *charges_and_field,
-                None if col1 is None else between(a, b, state.colliders, col1),
+            frame_inputs = FrameInputs(
+                pin_world=between(a, b, state.pin, pin1),
+                ext_world=between(a, b, state.ext, ext1),
+                group_charge=group_charge,
+                ext_charge=ext_charge,
+                field=field,
+                colliders=None if col1 is None else between(a, b, state.colliders, col1),
             )
+            step_frame(state.sim, st, frame_inputs)
             t0 = clock()
             t["simulate"] += t0 - t1
         positions = state.sim.positions

@@ -77,8 +77,7 @@ def test_step_frame_by_frame_equals_the_bake(lib_path, tmp_path):
     samples = read_pc2(tmp_path / "b.pc2")[2]
     with j.create_simulation() as sim:
         for f in range(j.frames):
-            step_frame(sim, j.group_weights, j.pins, j.pin_world[f : f + 2], j.ext_world[f : f + 2],
-                       j.group_charge[f], j.ext_charge[f], j.field[f])
+            step_frame(sim, j, j.frame_inputs(f))
             assert np.array_equal(to_local(sim.positions, j.world_to_local[f, 0]).astype(np.float32), samples[f + 1])
     assert to_local(np.array([[1e39, 0, 0]]), np.eye(4)) is None
 
