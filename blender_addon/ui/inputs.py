@@ -15,6 +15,7 @@ Mesh data is read through `bridge`. `setup` and `bake_job` move the current fram
 suspend the previews (`activity.previews_suspended`)."""
 
 import contextlib
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -297,27 +298,69 @@ def joint_substep_inputs(scene, objects, externals, frame, substeps):
     return np.concatenate([e[0] for e in each], axis=1), each[0][1], each[0][2]
 
 
+@dataclass(kw_only=True)
+class RunStart:
+    """What a run of `objects` together (a bake or the live preview) starts from, read at the
+    start frame by `run_start`: their `Setup`s and the joint one (colliders included), the
+    scene's external charges and collision objects, the frame range and steps per frame, and
+    where the pins, external charges and collider vertices are (m, world)."""
+
+    objects: list
+    setups: list
+    joint: object  # the joint Setup
+    externals: list
+    obstacles: list
+    start: int
+    end: int
+    substeps: int
+    pin_world: np.ndarray  # (p, 3)
+    ext_world: np.ndarray  # (k, 3)
+    collider_world: np.ndarray | None  # (v, 3), None without colliders
+
+
+def run_start(scene, objects, substeps=None):
+    """The `RunStart` of `objects` at the current frame (the caller sets the start frame), with
+    `substeps` steps per frame instead of the joint bake's if given. Reads only."""
+    start, end, bake_substeps, iterations = joint_timing(objects)
+    substeps = substeps or bake_substeps
+    setups, joint = joint_setup(scene, objects, substeps, iterations)
+    externals = external_charges(scene)
+    return RunStart(
+        objects=list(objects),
+        setups=setups,
+        joint=joint,
+        externals=externals,
+        obstacles=collision_objects(scene) if joint.colliders is not None else [],
+        start=start,
+        end=end,
+        substeps=substeps,
+        pin_world=joint_pins(objects, setups, False),
+        ext_world=external_positions(externals),
+        collider_world=None if joint.colliders is None else joint.colliders.vertices,
+    )
+
+
 def bake_job(scene, objects, cache_paths):
     """Every input of the joint bake of `objects` (the first one's Coulomb settings; timing by
     `joint_timing`), each into its cache path (frame_set through the range once, back to the
     start frame after): (the BakeJob, each object's input warnings for its panel). Reads only:
     the caller keeps the warnings (`keep_warnings`)."""
-    start, end, substeps, iterations = joint_timing(objects)
-    frames = max(0, end - start)
-    externals = external_charges(scene)
-    scene.frame_set(start)
-    setups, joint = joint_setup(scene, objects, substeps, iterations)
-    obstacles = collision_objects(scene)
-    collider_world = np.empty((frames + 1, len(joint.colliders.vertices) if obstacles else 0, 3))
+    scene.frame_set(joint_timing(objects)[0])
+    run = run_start(scene, objects)
+    start, substeps, setups, joint, externals, obstacles = (
+        run.start, run.substeps, run.setups, run.joint, run.externals, run.obstacles
+    )
+    frames = max(0, run.end - start)
+    collider_world = np.empty((frames + 1, len(run.collider_world) if obstacles else 0, 3))
     if obstacles:
-        collider_world[0] = joint.colliders.vertices
+        collider_world[0] = run.collider_world
     pin_world = np.empty((frames + 1, len(joint.pins), 3))
     ext_world = np.empty((frames + 1, len(externals), 3))
     world_to_local = np.empty((frames, len(objects), 4, 4))
     group_charge = np.empty((frames, substeps, len(joint.group_weights)))
     ext_charge = np.empty((frames, substeps, len(externals)))
     field = np.empty((frames, substeps, 3))
-    pin_world[0], ext_world[0] = joint_pins(objects, setups, False), external_positions(externals)
+    pin_world[0], ext_world[0] = run.pin_world, run.ext_world
     with contextlib.ExitStack() as stack:
         for obj in objects:  # pins follow the shape keys and modifiers above each cache
             stack.enter_context(cache.simulated_stack(obj))

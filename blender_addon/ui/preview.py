@@ -60,10 +60,10 @@ class _State:
 
     def __init__(self, scene, objects):
         self.uids = [o.session_uid for o in objects]
-        self.start, self.end, _, iterations = inputs.joint_timing(objects)
-        self.substeps = max(substeps(o.cmsc) for o in objects)
         preferences.apply_threads()
-        self.setups, self.setup = inputs.joint_setup(scene, objects, self.substeps, iterations)
+        run = inputs.run_start(scene, objects, max(substeps(o.cmsc) for o in objects))
+        self.start, self.end, self.substeps = run.start, run.end, run.substeps
+        self.setups, self.setup = run.setups, run.joint
         for o, st in zip(objects, self.setups):
             inputs.keep_warnings(o, st.warnings)
         #: the simulation, once the worker thread built it (None before, or if it failed: `failure`)
@@ -76,11 +76,7 @@ class _State:
         self._built.wait(start_wait())
         self.frame = scene.frame_current
         self.inputs = _inputs_key(scene, objects)
-        externals = inputs.external_charges(scene)
-        self.pin = inputs.joint_pins(objects, self.setups, False)
-        self.ext = inputs.external_positions(externals)
-        c = self.setup.colliders
-        self.colliders = None if c is None else c.vertices
+        self.pin, self.ext, self.colliders = run.pin_world, run.ext_world, run.collider_world
         self.approximate = False
         #: seconds spent reading Blender data, in the library, and writing the shape keys
         self.timings = {"read": 0.0, "simulate": 0.0, "write": 0.0}
