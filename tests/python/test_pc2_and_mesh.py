@@ -105,3 +105,17 @@ def test_a_groups_total_charge_spreads_by_weight_and_area():
     assert shares.sum() == pytest.approx(1.0)
     assert shares[1] == pytest.approx(2 * shares[0]) and shares[3] == 0.0  # vertex 1 is on both triangles
     assert charge_shares(np.zeros(5), measure).tolist() == [0.0] * 5
+
+
+def test_unique_rows_by_keys_equals_numpys_row_unique():
+    """The key-sorting `_unique_rows` that makes a 200K-vertex mesh's springs fast gives exactly
+    what `np.unique(axis=0)` gives, inverse and counts included."""
+    from sim import mesh
+
+    rows = np.random.default_rng(7).integers(0, 50, (2000, 2))
+    got = mesh._unique_rows(rows, return_inverse=True, return_counts=True)
+    want = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, np.asarray(w).reshape(g.shape))
+    table = rows[::3]
+    np.testing.assert_array_equal(mesh._isin_rows(rows, table), (rows[:, None, :] == table[None]).all(-1).any(-1))
