@@ -65,9 +65,18 @@ def setup(scene, obj, substeps=None):
     faces = bridge.mesh_faces(obj.data)
     n = len(co)
     x0 = bridge.to_world(obj.matrix_world, co)
-    springs, stiffness = mesh_springs(faces).with_stiffness(s.stiffness, s.bending_stiffness)
+    topology = mesh_springs(faces)
+    springs, stiffness = topology.with_stiffness(s.stiffness, s.bending_stiffness)
     measure = lumped_measure(x0, faces)
     p, note = params(scene, s, substeps)
+    warnings = []
+    if s.self_collision:
+        structural = topology.structural.astype(np.int64)
+        lengths = np.linalg.norm(x0[structural[:, 0]] - x0[structural[:, 1]], axis=1)
+        refusal, warning = checks.self_distance_check(s.self_collision_distance, lengths)
+        if refusal:
+            raise ValueError(f"{obj.name}: {refusal}")
+        warnings += [warning] if warning else []
     groups = [(g.name, g.vertex_group, bridge.group_membership(obj, g.vertex_group)) for g in s.charge_groups]
     pin = bridge.group_membership(obj, s.pin_group)
     rows = [_charge_row(g, w, measure) for g, (_, _, w) in zip(s.charge_groups, groups)]
@@ -80,7 +89,7 @@ def setup(scene, obj, substeps=None):
         stiffness=stiffness,
         params=p,
         note=note,
-        warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs),
+        warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs) + warnings,
         part_damping=(s.relative_damping,),
         # every object's surface repels the vertices that collide (faces without area have no side)
         self_triangles=_with_area(x0, faces.surface()),
@@ -387,6 +396,7 @@ def bake_job(scene, objects, cache_paths):
         ext_charge=ext_charge,
         field=field,
         collider_world=collider_world if obstacles else None,
+        part_names=[o.name for o in objects],
     )
     return job, [st.warnings for st in setups]
 

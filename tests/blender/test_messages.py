@@ -122,3 +122,52 @@ def test_linked_duplicates_pause_the_live_preview_with_a_reason(scene):
     status = activity.status(obj)
     assert status is not None and "share one mesh" in status[1], status
     assert obj.data.shape_keys is None or preview.KEY_NAME not in obj.data.shape_keys.key_blocks
+
+
+def small_cloth(tmp, scale):
+    """A 2 m, 21 × 21 grid (0.1 m edges) scaled by `scale`, self-collision on at the default
+    distance (15 mm), hanging from one edge under gravity."""
+    sc = bpy.context.scene
+    sc.cmsc.use_gravity = True
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=2.0 * scale)
+    obj = bpy.context.active_object
+    obj.name = "Cloth"
+    top = [v.index for v in obj.data.vertices if v.co.y > 0.99 * scale]
+    obj.vertex_groups.new(name="top").add(top, 1.0, "REPLACE")
+    s = obj.cmsc
+    s.enabled = True
+    s.pin_group = "top"
+    s.frame_start, s.frame_end = 1, 3
+    s.cache_path = str(tmp / "cloth.pc2")
+    s.self_collision = True
+    return obj
+
+
+@pytest.mark.parametrize("scale", [0.001, 0.2, 1.0], ids=["2 mm", "40 cm", "2 m"])
+def test_a_self_collision_distance_longer_than_the_edges_is_refused_by_name(scene, capfd, scale):
+    sc, tmp = scene
+    small_cloth(tmp, scale)  # edges: 0.1 mm, 2 cm, 10 cm
+    capfd.readouterr()
+    if scale < 0.1:
+        error = bake_error()
+        assert "Cloth: Self Collision Distance 15 mm is as long as its edges" in error, error
+        assert not (tmp / "cloth.pc2").exists()
+        return
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    said = "Self Collision Distance 15 mm is more than half its shortest edge" in capfd.readouterr().out
+    assert said == (scale == 0.2)
+
+
+def test_a_bake_that_grows_a_mesh_a_hundredfold_stops_as_diverged(scene):
+    """Charged vertices held by springs of no stiffness fly apart at hundreds of m/s, smoothly:
+    no single step is a runaway, but the sphere grows past 100 times its size within a second."""
+    sc, tmp = scene
+    bake_job = addon_module("sim.bake_job")
+    obj = charged_sphere(tmp, charge=4.0, frames=48)
+    obj.cmsc.stiffness = obj.cmsc.bending_stiffness = 0.0
+    obj.cmsc.substeps = 20
+    error = bake_error()
+    assert "diverged at frame" in error and "ball grew to" in error and "its size" in error, error
+    kept = read_pc2(obj.cmsc.cache_path)
+    sizes = [np.linalg.norm(np.ptp(k, axis=0)) for k in kept]
+    assert 4 < len(kept) < 48 and max(sizes) <= bake_job.GROWTH_LIMIT * sizes[0], sizes
