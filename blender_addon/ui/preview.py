@@ -336,8 +336,7 @@ def _started():
 
 
 def _watch_start():
-    if not bpy.app.background and not bpy.app.timers.is_registered(_started):
-        bpy.app.timers.register(_started, first_interval=0.25)
+    _schedule(_started, 0.25)
 
 
 def _has_own_keys(obj):
@@ -469,8 +468,13 @@ def _prepare():
 
 
 def _schedule_prepare():
-    if not bpy.app.background and not bpy.app.timers.is_registered(_prepare):
-        bpy.app.timers.register(_prepare, first_interval=0.2)
+    _schedule(_prepare, 0.2)
+
+
+def _schedule(timer, first_interval):
+    """Registers `timer` once (timers run only with an interface)."""
+    if not bpy.app.background and not bpy.app.timers.is_registered(timer):
+        bpy.app.timers.register(timer, first_interval=first_interval)
 
 
 def _end_all():
