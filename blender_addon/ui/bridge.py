@@ -3,6 +3,7 @@ shape keys and their keyframes) and F-curves: Blender data ↔ numpy arrays. The
 go through these functions; the Mesh Cache modifier (an object's modifier stack, not its mesh) is
 `cache`'s."""
 
+import contextlib
 import hashlib
 import re
 
@@ -220,6 +221,23 @@ def shape_key_coords(obj, name):
     co = np.empty(3 * len(kb.data))
     kb.data.foreach_get("co", co)
     return co.reshape(-1, 3)
+
+
+@contextlib.contextmanager
+def shape_key_muted(obj, name):
+    """Shape key `name` left out of the evaluated mesh, whatever its value, for the duration (a
+    target to reach is not part of the start shape; Blender 5.2 adds new keys at value 1)."""
+    keys = shape_keys(obj)
+    kb = keys.key_blocks.get(name) if keys is not None and name else None
+    if kb is None:
+        yield
+        return
+    muted = kb.mute
+    kb.mute = True
+    try:
+        yield
+    finally:
+        kb.mute = muted
 
 
 def _ensure_basis(obj):
