@@ -226,7 +226,7 @@ def shape_key_coords(obj, name):
 @contextlib.contextmanager
 def shape_key_muted(obj, name):
     """Shape key `name` left out of the evaluated mesh, whatever its value, for the duration (a
-    target to reach is not part of the start shape; Blender 5.2 adds new keys at value 1)."""
+    target to reach is not part of the start shape; Blender 5.0+ adds new keys at value 1)."""
     keys = shape_keys(obj)
     kb = keys.key_blocks.get(name) if keys is not None and name else None
     if kb is None:

@@ -7,7 +7,7 @@ The simulation is built exactly as the bake builds it at the object's start fram
 (constant), and the external charges, the field and the pins stay as they are at the start
 frame. The target is the shape key's coordinates placed by the object's transform at `frame`,
 as a bake sample at that frame would be. That shape key is muted meanwhile: a target is no part of
-the start shape, whatever its value (Blender 5.2 adds new shape keys at value 1).
+the start shape, whatever its value (Blender 5.0+ adds new shape keys at value 1).
 
 Which groups are solved: those whose `fit` box is ticked, the others keeping their charges; if
 none is ticked, all of them. The fitted charges are written back in µC; with `keyframe` (or when
