@@ -186,6 +186,7 @@ package-check: .venv-lief/.installed addon wine-smoke $(foreach r,$(BLENDER_RELE
 		done; \
 		! $$venv/bin/python $$ext validate target/cmsc-broken-manifest.zip > target/ext-negative.log 2>&1 \
 			|| { echo "Blender $$r's validator accepted a broken manifest"; exit 1; }; \
+		grep -q 'key "version" invalid' target/ext-negative.log || { cat target/ext-negative.log; exit 1; }; \
 	done
 
 ## wine-smoke: the Windows DLL from the windows-x64 zip runs tests/c/smoke.c (cross-compiled with
