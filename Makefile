@@ -8,7 +8,15 @@ OUT   ?= out
 BLENDER_RELEASES := 4.2 4.5 5.0 5.2 5.3
 BLENDER_FULL     := 4.5 5.2
 BLENDER_PY313    := 5.2 5.3
-BLENDER ?= $(BLENDER_RELEASES)
+# BLENDER=x.y on the command line picks releases (an environment variable BLENDER, often a path
+# to a Blender binary, does not)
+ifeq ($(origin BLENDER),command line)
+ifneq ($(filter-out $(BLENDER_RELEASES),$(BLENDER)),)
+$(error BLENDER=$(BLENDER): the releases tested are $(BLENDER_RELEASES))
+endif
+else
+BLENDER := $(BLENDER_RELEASES)
+endif
 PY313 := .python3.13/bin/python3.13
 blender_venv = $(if $(filter 4.5,$(1)),.venv-blender,.venv-blender-$(1))
 blender_reqs = $(if $(filter 4.5,$(1)),tests/blender/requirements.txt,tests/blender/requirements-$(1).txt)
