@@ -33,12 +33,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 rm -rf "$WORK"
-mkdir -p "$WORK/apt/lists/partial" "$WORK/src"
+mkdir -p "$WORK/apt/lists/partial" "$WORK/apt/cache/archives/partial" "$WORK/src"
 cat > "$WORK/apt/sources.list" <<EOF
 deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main
 EOF
 apt_opts=(-o "Dir::Etc::SourceList=$WORK/apt/sources.list" -o "Dir::Etc::SourceParts=-"
-	-o "Dir::State::Lists=$WORK/apt/lists" -o "APT::Sandbox::User=root")
+	-o "Dir::State::Lists=$WORK/apt/lists" -o "Dir::Cache=$WORK/apt/cache" -o "APT::Sandbox::User=$(id -un)")
 apt-get "${apt_opts[@]}" update
 (cd "$WORK/src" && apt-get "${apt_opts[@]}" source --download-only python3.13)
 
