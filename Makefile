@@ -4,6 +4,23 @@
 CARGO ?= cargo
 OUT   ?= out
 
+# The Blender releases the add-on is tested on (blender-test, package-check): see blender-test
+BLENDER_RELEASES := 4.2 4.5 5.0 5.2 5.3
+BLENDER_FULL     := $(BLENDER_RELEASES)
+BLENDER_PY313    := 5.2 5.3
+# BLENDER=x.y on the command line picks releases (an environment variable BLENDER, often a path
+# to a Blender binary, does not)
+ifeq ($(origin BLENDER),command line)
+ifneq ($(filter-out $(BLENDER_RELEASES),$(BLENDER)),)
+$(error BLENDER=$(BLENDER): the releases tested are $(BLENDER_RELEASES))
+endif
+else
+BLENDER := $(BLENDER_RELEASES)
+endif
+PY313 := .python3.13/bin/python3.13
+blender_venv = $(if $(filter 4.5,$(1)),.venv-blender,.venv-blender-$(1))
+blender_reqs = $(if $(filter 4.5,$(1)),tests/blender/requirements.txt,tests/blender/requirements-$(1).txt)
+
 .PHONY: all demo demo-drape demo-torus test lint doc unit ctest pytest addon addon-linux cross-tools package-check wine-smoke blender-test header bench fmm3d bench-fmm3d bench-bake validate validate-smoke fuzz fuzz-check toolchain clean
 
 all: demo
@@ -152,19 +169,33 @@ addon-linux: .venv-zig/.installed
 ## package-check: every zip's name, manifest, file list, and its library's format, architecture,
 ## exports (every cmsc_* function of include/cmsc.h, nothing else), dependencies and minimum
 ## macOS (tests/check_package.py, LIEF pinned from PyPI in .venv-lief); that the check does fail
-## on a DLL without the C ABI that exports something else (the Wine stand-in); then wine-smoke
+## on a DLL without the C ABI that exports something else (the Wine stand-in); Blender's own
+## extension validator (`blender_ext.py validate`, inside each bpy wheel) of every release in
+## BLENDER_RELEASES on every zip, and that it does refuse a zip whose manifest is broken
+## (tests/break_manifest.py); then wine-smoke
 LIEF := lief==0.17.6
 .venv-lief/.installed:
 	test -x .venv-lief/bin/python || python3 -m venv .venv-lief
 	.venv-lief/bin/pip install -q $(LIEF)
 	touch $@
 
-package-check: .venv-lief/.installed addon wine-smoke
+package-check: .venv-lief/.installed addon wine-smoke $(foreach r,$(BLENDER_RELEASES),$(call blender_venv,$(r))/.installed)
 	.venv-lief/bin/python tests/check_package.py dist
 	! .venv-lief/bin/python tests/check_package.py --library windows-x64 target/wine/bcryptprimitives.dll \
 		> target/wine/negative.log 2>&1
 	grep -q "does not export .*cmsc_step" target/wine/negative.log
 	grep -q "not in include/cmsc.h: ProcessPrng" target/wine/negative.log
+	python3 tests/break_manifest.py $(ADDON_ZIP) target/cmsc-broken-manifest.zip
+	@for r in $(BLENDER_RELEASES); do \
+		venv=.venv-blender-$$r; [ "$$r" != 4.5 ] || venv=.venv-blender; \
+		ext=$$(ls $$venv/lib/python3.*/site-packages/bpy/$$r/scripts/addons_core/bl_pkg/cli/blender_ext.py) || exit 1; \
+		for z in dist/cmsc-$(VERSION)-*.zip; do \
+			echo "Blender $$r validates $$z"; $$venv/bin/python $$ext validate $$z || exit 1; \
+		done; \
+		! $$venv/bin/python $$ext validate target/cmsc-broken-manifest.zip > target/ext-negative.log 2>&1 \
+			|| { echo "Blender $$r's validator accepted a broken manifest"; exit 1; }; \
+		grep -q 'key "version" invalid' target/ext-negative.log || { cat target/ext-negative.log; exit 1; }; \
+	done
 
 ## wine-smoke: the Windows DLL from the windows-x64 zip runs tests/c/smoke.c (cross-compiled with
 ## MinGW-w64) under Wine 8 from Debian's packages. Wine 8 lacks bcryptprimitives.dll (Rust's std
@@ -183,17 +214,45 @@ wine-smoke: addon
 		$(WINE) target/wine/run/smoke.exe > target/wine/smoke.log; rc=$$?; tr -d '\r' < target/wine/smoke.log; test $$rc = 0
 	tr -d '\r' < target/wine/smoke.log | grep -qx PASS
 
-## blender-test: real Blender (bpy 4.5 LTS from PyPI in .venv-blender): install the zip as a
-## user would, build scenes, bake, check what Blender evaluates
+## blender-test: real Blender (the `bpy` module from PyPI), one venv per release: install the zip
+## as a user would, build scenes, bake, check what Blender evaluates. The matrix (BLENDER_RELEASES):
+## the whole suite on the releases in BLENDER_FULL (all of them: ~1 min more than the smoke subset,
+## SMOKE in tests/blender/conftest.py, `-m smoke`, which the others would run): the oldest the
+## manifest claims (4.2 LTS), the LTS releases (4.5 in .venv-blender, 5.2) and the newest of each
+## series (5.0, 5.3). `make blender-test BLENDER=5.2` runs
+## one release. bpy 5.1 and newer is built for Python 3.13 only, which Debian 12 lacks: those
+## venvs use .python3.13, built once from Debian 13's source package (tools/build_python313.sh).
+## A DeprecationWarning raised by the add-on's own code fails the run (conftest.py).
+
+.python3.13/.built: tools/build_python313.sh
+	bash tools/build_python313.sh .python3.13
+	touch $@
+
 .venv-blender/.installed: tests/blender/requirements.txt
 	test -x .venv-blender/bin/python || python3 -m venv .venv-blender
 	.venv-blender/bin/pip install -q -r tests/blender/requirements.txt
 	touch $@
 
-blender-test: .venv-blender/.installed addon
-	rm -rf target/blender-user
-	cd tests/blender && BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-user CMSC_ADDON_ZIP=$(CURDIR)/$(ADDON_ZIP) \
-		$(CURDIR)/.venv-blender/bin/python -m pytest -q -p no:cacheprovider .
+define BLENDER_VENV
+$(call blender_venv,$(1))/.installed: $(call blender_reqs,$(1)) $(if $(filter $(1),$(BLENDER_PY313)),.python3.13/.built)
+	test -x $(call blender_venv,$(1))/bin/python || $(if $(filter $(1),$(BLENDER_PY313)),$(PY313),python3) -m venv $(call blender_venv,$(1))
+	$(call blender_venv,$(1))/bin/pip install -q -r $(call blender_reqs,$(1))
+	touch $$@
+endef
+$(foreach r,$(filter-out 4.5,$(BLENDER_RELEASES)),$(eval $(call BLENDER_VENV,$(r))))
+
+blender-test: addon $(foreach r,$(BLENDER),$(call blender_venv,$(r))/.installed)
+	@failed=""; for r in $(BLENDER); do \
+		case " $(BLENDER_FULL) " in *" $$r "*) tier=full; sel="";; *) tier=smoke; sel="-m smoke";; esac; \
+		venv=.venv-blender-$$r; [ "$$r" != 4.5 ] || venv=.venv-blender; \
+		echo "== blender-test: Blender $$r ($$tier)"; t0=$$(date +%s); \
+		rm -rf target/blender-user-$$r; \
+		(cd tests/blender && BLENDER_USER_RESOURCES=$(CURDIR)/target/blender-user-$$r \
+			CMSC_ADDON_ZIP=$(CURDIR)/$(ADDON_ZIP) $(CURDIR)/$$venv/bin/python \
+			-m pytest -q -p no:cacheprovider $$sel .) || failed="$$failed $$r"; \
+		echo "== blender-test: Blender $$r ($$tier) took $$(( $$(date +%s) - t0 )) s"; \
+	done; \
+	test -z "$$failed" || { echo "blender-test failed on Blender$$failed"; exit 1; }
 
 ## fmm3d: FMM3D $(FMM3D_VERSION) (Flatiron Institute) built from source, once, as FMM3D's own makefile
 ## offers it for speed: `make lib FAST_KER=ON`, i.e. OpenMP and its vectorised C++ kernels, gfortran

@@ -8,7 +8,8 @@ says so). It is built exactly as the bake builds that object at its start frame
 `(frame − frame_start) × substeps` steps. During those steps the group charges are the unknowns
 (constant), and the external charges, the field and the pins stay as they are at the start
 frame. The target is the shape key's coordinates placed by the object's transform at `frame`,
-as a bake sample at that frame would be.
+as a bake sample at that frame would be. That shape key is muted meanwhile: a target is no part of
+the start shape, whatever its value (Blender 5.0+ adds new shape keys at value 1).
 
 Which groups are solved: those whose `fit` box is ticked, the others keeping their charges; if
 none is ticked, all of them. The fitted charges are written back in µC; with `keyframe` (or when
@@ -37,7 +38,7 @@ def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
     bridge.name_keyed_charge_paths(obj)
     preferences.apply_threads()
     current = scene.frame_current
-    with activity.previews_suspended():
+    with activity.previews_suspended(), bridge.shape_key_muted(obj, shape_key):
         scene.frame_set(frame)
         target = bridge.to_world(obj.matrix_world, target_local)
         scene.frame_set(s.frame_start)

@@ -72,7 +72,7 @@ def key_charge(item, keys, interpolation=None):
         item.charge = value
         item.keyframe_insert("charge", frame=frame)
     if interpolation:
-        for fc in item.id_data.animation_data.action.fcurves:
+        for fc in addon_module("ui.bridge").fcurves(item.id_data):
             for p in fc.keyframe_points:
                 p.interpolation = interpolation
 

@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import charged_sphere, evaluated_coords, external_charge, read_pc2
+from scenes import addon_module, charged_sphere, evaluated_coords, external_charge, key_charge, read_pc2
 
 
 def test_contract_names_are_registered():
@@ -45,7 +45,7 @@ def test_keyframed_charge_changes_the_motion(scene):
     item.keyframe_insert("charge", frame=6)
     item.charge = 0.0  # the static value must not be what the bake uses
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
-    paths = [fc.data_path for fc in keyed.animation_data.action.fcurves]
+    paths = [fc.data_path for fc in addon_module("ui.bridge").fcurves(keyed)]  # Blender 5.0: no Action.fcurves
     assert paths == ['cmsc.charge_groups["all"].charge'], paths  # rewritten to name-keyed
     a, b = read_pc2(still.cmsc.cache_path), read_pc2(keyed.cmsc.cache_path)
     assert np.allclose(a[-1], a[0], atol=1e-9)  # uncharged, no gravity: at rest
@@ -134,3 +134,28 @@ def test_shape_key_bake_equals_pc2_bake(scene):
         assert np.allclose(evaluated_coords(obj), cache[frame - 1], atol=1e-6), frame
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
     assert obj.data.shape_keys is None
+
+
+def test_a_keyframed_charge_bakes_to_shape_keys_and_frees(scene):
+    """Both kinds of animation on one object: the charge's keyframes (the object's action) drive
+    a bake into shape keys (keyed on the mesh's shape-key action), equal to the PC2 bake; Free
+    Bake removes the keys and their action and keeps the charge's keyframes."""
+    sc, tmp = scene
+    bridge = addon_module("ui.bridge")
+    obj = charged_sphere(tmp, charge=0.0, frames=6)
+    key_charge(obj.cmsc.charge_groups[0], [(1, 0.0), (6, 3.0)])
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    cache = read_pc2(obj.cmsc.cache_path)
+    assert np.abs(cache[-1] - cache[0]).max() > 1e-3, "the keyframed charge moved it"
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    obj.cmsc.cache_format = "SHAPE_KEYS"
+    actions = set(bpy.data.actions)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    keys = obj.data.shape_keys
+    assert len(keys.key_blocks) == 1 + 6 and len(bridge.fcurves(keys)) == 6
+    for frame in (1, 4, 6):
+        sc.frame_set(frame)
+        assert np.allclose(evaluated_coords(obj), cache[frame - 1], atol=1e-6), frame
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert obj.data.shape_keys is None and set(bpy.data.actions) == actions
+    assert [fc.data_path for fc in bridge.fcurves(obj)] == ['cmsc.charge_groups["all"].charge']

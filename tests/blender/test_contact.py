@@ -5,7 +5,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import addon_module, evaluated_coords, read_pc2
+from scenes import addon_module, charged_sphere, evaluated_coords, read_pc2
 
 
 def cloth(tmp, name="cloth", size=2.0, cuts=20, z=1.0, frames=36):
@@ -49,6 +49,30 @@ def test_a_cloth_dropped_on_a_cube_rests_on_it(scene):
     rest = 0.5 + cube.collision.thickness_outer
     assert abs(x[-1][centre, 2] - rest) < 0.02, f"the middle rests on the top: z = {x[-1][centre, 2]}"
     assert x[-1][:, 2].min() < 0.3, "the sides drape down"
+
+
+def test_a_joint_bake_of_charged_objects_lands_on_a_collider(scene):
+    """Two like-charged spheres dropped side by side onto a Collision cube, baked together in one
+    bake: both rest on its top, nothing inside it, and they push each other apart."""
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    cube = collider_cube(size=2.0)
+    spheres = []
+    for name, x in (("left", -0.35), ("right", 0.35)):
+        obj = charged_sphere(tmp, name, charge=0.05, frames=30, subdivisions=1)
+        obj.scale = (0.4, 0.4, 0.4)
+        obj.location = (x, 0.0, 1.4)
+        spheres.append(obj)
+    bpy.context.view_layer.update()
+    bpy.context.view_layer.objects.active = spheres[0]
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    left, right = (world_samples(o) for o in spheres)
+    top = 1.0 + cube.collision.thickness_outer
+    for x in (left, right):
+        assert not inside_box(x, (0, 0, 0), 1.0).any(), "no vertex inside the cube at any frame"
+        assert abs(x[-1][:, 2].min() - top) < 0.02, f"resting on its top: {x[-1][:, 2].min():.3f} m"
+    gap = right[:, :, 0].mean(axis=1) - left[:, :, 0].mean(axis=1)
+    assert gap[-1] > gap[0] + 0.01, f"the charges push them apart: {gap[0]:.3f} → {gap[-1]:.3f} m"
 
 
 def test_an_animated_collider_pushes_the_cloth(scene):

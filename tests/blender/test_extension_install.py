@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from conftest import zip_path
+from conftest import deprecations, zip_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -23,6 +23,7 @@ def test_extension_install_enables_and_bakes(tmp_path):
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+    assert deprecations(out.stdout + out.stderr) == []
     results = {
         line.split()[1]: line.split(None, 2)[2] for line in out.stdout.splitlines() if line.startswith("RESULT ")
     }

@@ -118,6 +118,10 @@ def test_files_of_earlier_versions_keep_their_charges_settling_and_iterations(tm
             obj.cmsc.property_unset("iterations")
             v1 = tmp_path / "v1.blend"
             assert bpy.ops.wm.save_as_mainfile(filepath=str(v1)) == {"FINISHED"}
+            # ... and one that did set them (Blender 5.0+ keeps them out of the dict-style access)
+            obj.cmsc.iterations = 8
+            v1_set = tmp_path / "v1_set.blend"
+            assert bpy.ops.wm.save_as_mainfile(filepath=str(v1_set)) == {"FINISHED"}
         finally:
             bpy.app.handlers.save_pre.append(versioning.on_save_pre)
         assert bpy.ops.wm.open_mainfile(filepath=str(old)) == {"FINISHED"}
@@ -128,6 +132,8 @@ def test_files_of_earlier_versions_keep_their_charges_settling_and_iterations(tm
         assert bpy.ops.wm.open_mainfile(filepath=str(v1)) == {"FINISHED"}
         s = bpy.data.objects["Icosphere"].cmsc
         assert s.charge_groups[0].distribution == "TOTAL" and s.relative_damping == 2.0 and s.iterations == 10
+        assert bpy.ops.wm.open_mainfile(filepath=str(v1_set)) == {"FINISHED"}
+        assert bpy.data.objects["Icosphere"].cmsc.iterations == 8, "Iterations it set are kept"
         assert bpy.ops.wm.open_mainfile(filepath=str(new)) == {"FINISHED"}
         s = bpy.data.objects["Icosphere"].cmsc
         assert s.charge_groups[0].distribution == "TOTAL" and s.relative_damping == 2.0 and s.iterations == 6

@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import charged_sphere, read_pc2
+from scenes import addon_module, charged_sphere, read_pc2
 
 TRUTH = {"top": 1.0, "bottom": 0.5}  # µC
 FRAME = 6
@@ -71,7 +71,7 @@ def test_fit_solves_only_the_ticked_group_and_keyframes_it(scene):
     assert bpy.ops.cmsc.fit_charges(shape_key="target", frame=FRAME, keyframe=True) == {"FINISHED"}
     assert groups["top"].charge == pytest.approx(TRUTH["top"], abs=1e-6)
     assert groups["bottom"].charge == pytest.approx(TRUTH["bottom"], rel=1e-3)
-    fcurves = obj.animation_data.action.fcurves
+    fcurves = addon_module("ui.bridge").fcurves(obj)  # Blender 5.0: no Action.fcurves
     assert [fc.data_path for fc in fcurves] == ['cmsc.charge_groups["bottom"].charge']
     key = fcurves[0].keyframe_points[0]
     assert key.co[0] == obj.cmsc.frame_start and key.co[1] == pytest.approx(groups["bottom"].charge)
