@@ -176,7 +176,7 @@ def animated(id_data, paths, index, default, frame):
 def group_charge_paths(i, item):
     """Both forms of a charge group's RNA path: name-keyed (stable under reordering, what the
     add-on creates) and index-keyed (what older files may hold)."""
-    return (f'cmsc.charge_groups["{item.name}"].charge', f"cmsc.charge_groups[{i}].charge")
+    return (f'cmsc.charge_groups["{bpy.utils.escape_identifier(item.name)}"].charge', f"cmsc.charge_groups[{i}].charge")
 
 
 def name_keyed_charge_paths(obj):
@@ -190,7 +190,8 @@ def name_keyed_charge_paths(obj):
     for fc in fcurves(obj):
         m = pattern.match(fc.data_path)
         if m and int(m.group(1)) < len(groups):
-            fc.data_path = f'cmsc.charge_groups["{groups[int(m.group(1))].name}"].{m.group(2)}'
+            name = bpy.utils.escape_identifier(groups[int(m.group(1))].name)
+            fc.data_path = f'cmsc.charge_groups["{name}"].{m.group(2)}'
             changed += 1
     return changed
 
@@ -297,7 +298,7 @@ def remove_frame_shape_keys(obj, prefix):
     keys = shape_keys(obj)
     if keys is None:
         return
-    remove_fcurves(keys, f'key_blocks["{prefix}')
+    remove_fcurves(keys, f'key_blocks["{bpy.utils.escape_identifier(prefix)}')
     for kb in [kb for kb in keys.key_blocks if kb.name.startswith(prefix)]:
         obj.shape_key_remove(kb)
     _remove_lone_basis(obj)

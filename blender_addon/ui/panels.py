@@ -9,11 +9,6 @@ from . import activity, cache, inputs, preferences, preview, simulated
 from .text import wrapped_label
 
 
-def library_problem():
-    """None if the native library loads, else the reason (shown in the panels)."""
-    return preferences.library_problem()
-
-
 class CMSC_UL_charge_groups(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
@@ -83,7 +78,7 @@ class CMSC_PT_main(bpy.types.Panel):
     def draw(self, context):
         layout, obj = self.layout, context.object
         s = obj.cmsc
-        problem = library_problem()
+        problem = preferences.library_problem()
         if problem:
             layout.label(text="cmsc library unavailable:", icon="ERROR")
             wrapped_label(layout, problem)

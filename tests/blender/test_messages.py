@@ -172,3 +172,25 @@ def test_a_bake_that_grows_a_mesh_a_hundredfold_stops_as_diverged(scene):
     kept = read_pc2(obj.cmsc.cache_path)
     sizes = [np.linalg.norm(np.ptp(k, axis=0)) for k in kept]
     assert 4 < len(kept) < 48 and max(sizes) <= bake_job.GROWTH_LIMIT * sizes[0], sizes
+
+
+def test_keyframed_charges_of_groups_with_quotes_in_their_names_bake_as_any_other(scene):
+    """Charge-group F-curve paths hold the group's name escaped (`bpy.utils.escape_identifier`):
+    a name with a quote or a backslash keys, bakes and plays like a plain one."""
+    from scenes import key_charge
+
+    sc, tmp = scene
+    bridge = addon_module("ui.bridge")
+    baked = {}
+    for name in ("plain", 'Tip "A" \\ 1'):
+        obj = charged_sphere(tmp, f"ball_{len(baked)}", charge=0.0, frames=6)
+        obj.cmsc.charge_groups[0].name = name
+        key_charge(obj.cmsc.charge_groups[0], [(1, 0.0), (6, 2.0)])
+        assert bpy.ops.cmsc.bake() == {"FINISHED"}
+        (fc,) = bridge.fcurves(obj)
+        assert fc.data_path == bridge.group_charge_paths(0, obj.cmsc.charge_groups[0])[0]
+        assert obj.path_resolve(fc.data_path) == obj.cmsc.charge_groups[0].charge
+        baked[name] = read_pc2(obj.cmsc.cache_path)
+        obj.cmsc.enabled = False  # the next one bakes alone
+    np.testing.assert_array_equal(baked["plain"], baked['Tip "A" \\ 1'])
+    assert np.abs(baked["plain"][-1] - baked["plain"][0]).max() > 1e-3
