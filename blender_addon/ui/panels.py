@@ -61,7 +61,30 @@ def _cache_file_lines(layout, obj):
         wrapped_label(layout, f"Baked to {written}", icon="FILE_CACHE")
 
 
+def _settings_column(layout, obj):
+    """A column for settings, greyed out (like Cloth's) while a bake exists or runs: a change
+    marks the bake outdated."""
+    col = layout.column()
+    col.active = not cache.has_bake(obj) and activity.bake_job(obj) is None
+    return col
+
+
+class _Sub:
+    """A sub-panel of `CMSC_PT_main`, shown when its parent draws settings (library loaded)."""
+
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+    bl_parent_id = "CMSC_PT_main"
+
+    @classmethod
+    def poll(cls, context):
+        return CMSC_PT_main.poll(context) and preferences.library_problem() is None
+
+
 class CMSC_PT_main(bpy.types.Panel):
+    """The object's simulation: its physics here, charges and bake in the sub-panels."""
+
     bl_label = "Charged Mass-Spring"
     bl_idname = "CMSC_PT_main"
     bl_space_type = "PROPERTIES"
@@ -84,11 +107,7 @@ class CMSC_PT_main(bpy.types.Panel):
             wrapped_label(layout, problem)
             return
         layout.active = s.enabled
-        baked = cache.has_bake(obj)
-        job = activity.bake_job(obj)
-        col = layout.column()
-        # like Cloth: settings are greyed out while a bake exists; a change marks it outdated
-        col.active = not baked and job is None
+        col = _settings_column(layout, obj)
         col.prop(s, "mass")
         col.prop(s, "stiffness")
         col.prop(s, "bending_stiffness")
@@ -114,7 +133,19 @@ class CMSC_PT_main(bpy.types.Panel):
         sub = row.row()
         sub.active = s.self_collision
         sub.prop(s, "self_collision_distance")
-        col.label(text="Charge Groups")
+
+
+class CMSC_PT_charges(_Sub, bpy.types.Panel):
+    """Charge groups, the input warnings, and the charge fit."""
+
+    bl_label = "Charge Groups"
+    bl_idname = "CMSC_PT_charges"
+
+    def draw(self, context):
+        layout, obj = self.layout, context.object
+        s = obj.cmsc
+        layout.active = s.enabled
+        col = _settings_column(layout, obj)
         row = col.row()
         row.template_list("CMSC_UL_charge_groups", "", s, "charge_groups", s, "charge_group_index", rows=3)
         ops = row.column(align=True)
@@ -128,11 +159,23 @@ class CMSC_PT_main(bpy.types.Panel):
         fit.label(text="Fit charges to a shape key (marked groups, or all)")
         fit.operator("cmsc.fit_charges", text="Fit Charges", icon="DRIVER_DISTANCE")
 
-        box = layout.box()
-        frames = box.column(align=True)
-        frames.active = col.active
+
+class CMSC_PT_bake(_Sub, bpy.types.Panel):
+    """Frames, the cache, the bake and its state, and the live preview."""
+
+    bl_label = "Bake"
+    bl_idname = "CMSC_PT_bake"
+
+    def draw(self, context):
+        layout, obj = self.layout, context.object
+        s = obj.cmsc
+        layout.active = s.enabled
+        baked = cache.has_bake(obj)
+        job = activity.bake_job(obj)
+        frames = _settings_column(layout, obj).column(align=True)
         frames.prop(s, "frame_start")
         frames.prop(s, "frame_end")
+        box = layout.column()
         box.prop(s, "cache_format")
         if s.cache_format == "PC2":
             box.prop(s, "cache_path")
@@ -237,7 +280,10 @@ def draw_object_menu(self, context):
     self.layout.menu(CMSC_MT_object.bl_idname, icon="PHYSICS")
 
 
-CLASSES = (CMSC_UL_charge_groups, CMSC_PT_main, CMSC_PT_external_charge, CMSC_PT_scene, CMSC_MT_object)
+CLASSES = (
+    CMSC_UL_charge_groups, CMSC_PT_main, CMSC_PT_charges, CMSC_PT_bake, CMSC_PT_external_charge, CMSC_PT_scene,
+    CMSC_MT_object,
+)
 
 
 def register():

@@ -174,8 +174,21 @@ class Layout:
 
 
 def draw(panel_cls, context=None):
-    """Runs `panel_cls.draw` into a recording Layout and returns it."""
+    """Runs `panel_cls.draw`, and that of each of its sub-panels whose poll passes (as Blender
+    shows them, open, below it), into one recording Layout and returns it."""
+    import inspect
+
+    context = context or bpy.context
     layout = Layout()
     panel = type("Panel", (), {"layout": layout})()
-    panel_cls.draw(panel, context or bpy.context)
+    panel_cls.draw(panel, context)
+    module = inspect.getmodule(panel_cls)
+    parent = panel_cls.__name__
+    children = [
+        c for c in vars(module).values()
+        if isinstance(c, type) and issubclass(c, bpy.types.Panel) and getattr(c, "bl_parent_id", "") == parent
+    ]
+    for sub in children:
+        if sub.poll(context):
+            sub.draw(panel, context)
     return layout
