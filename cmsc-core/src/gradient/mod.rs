@@ -63,8 +63,9 @@ use crate::error::{Error, Result};
 use crate::integrator::{imex_iterate, imex_start, LocalBuffers, Now};
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
-use crate::model::{Acceleration, Integrator, Model};
+use crate::model::{Integrator, Model};
 use crate::springs::local_step;
+use crate::step::Mode;
 use crate::system::System;
 use crate::{State, StepTimings};
 
@@ -152,14 +153,12 @@ pub struct RolloutGradient {
     pub final_positions: Vec<Vec3>,
 }
 
-/// What a rollout changes, restored afterwards: the state, the charges, the spring directions
-/// the stepper keeps across steps, the acceleration setting and the far-field interval.
+/// What a rollout changes, restored afterwards: the state, the charges and the spring
+/// directions the stepper keeps across steps.
 struct Saved {
     state: State,
     charge: Vec<Real>,
     d: Vec<Vec3>,
-    acceleration: Acceleration,
-    far_field_interval: u32,
 }
 
 impl System {
@@ -168,17 +167,14 @@ impl System {
             state: self.state.clone(),
             charge: self.model.charge.clone(),
             d: self.stepper.directions().to_vec(),
-            acceleration: self.model.params.acceleration,
-            far_field_interval: self.model.params.far_field_interval,
         }
     }
 
     fn restore(&mut self, s: Saved) {
         (self.state, self.model.charge) = (s.state, s.charge);
-        self.model.params.acceleration = s.acceleration;
-        self.model.params.far_field_interval = s.far_field_interval;
         self.stepper.set_directions(s.d);
-        self.stepper.positions_edited();
+        self.stepper.set_mode(Mode::Run, &self.model.params);
+        self.stepper.sources_edited();
     }
 
     /// Runs `steps` IMEX steps from the current state with vertex charges
@@ -251,8 +247,7 @@ impl System {
         let saved = self.save();
         // The rollout and its adjoint run plain iterations (module docs, "Acceleration") and
         // evaluate the whole field every step: the adjoint differentiates `q(x_t)`.
-        self.model.params.acceleration = Acceleration::Plain;
-        self.model.params.far_field_interval = 1;
+        self.stepper.set_mode(Mode::Rollout, &self.model.params);
         let result = self
             .set_charges(&groups.vertex_charges(charges))
             .and_then(|()| self.rollout(steps, groups, target));
