@@ -71,7 +71,7 @@ pub use collision::{Colliders, MeshCollider, MeshColliders, SelfCollision, Spher
 pub use coulomb::{FieldMethod, FieldSolver, Neighborhood, MAX_GRID_POINTS};
 pub use counters::{StepCounts, StepTimings};
 pub use energy::Energies;
-pub use error::{Error, GpuUnavailable, Result};
+pub use error::{Divergence, Error, GpuUnavailable, Result};
 pub use fields::{ExternalField, PointCharge};
 pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
 pub use integrator::{CAP_BAND, EXCESS_TOLERANCE, MAX_HALVINGS};

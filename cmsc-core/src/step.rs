@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
 use crate::counters::{timed, StepCounts, StepTimings};
-use crate::error::{Error, Result};
+use crate::error::{Divergence, Error, Result};
 use crate::fields::{add_gravity, gravity_energy};
 use crate::integrator::{
     Explicit, Imex, Integrate, Iterations, LowDissipation, Next, Now, Potential, Verlet,
@@ -408,17 +408,12 @@ fn collide(model: &Model, state: &State, x_new: &mut [Vec3], v_new: &mut [Vec3])
 
 /// Stage 5's guard: [`Error::Diverged`] for a non-finite position or velocity or a runaway.
 fn guard(state: &State, x_new: &[Vec3], v_new: &[Vec3], runaway: Option<Runaway>) -> Result<()> {
-    let reason = match (first_non_finite(x_new, v_new), runaway) {
-        (Some(i), _) => format!("vertex {i} reached a non-finite position or velocity"),
-        (None, Some(r)) => format!(
-            "vertex {} moved {:.3e} m relative to the others in one step, more than \
-             {RUNAWAY_FACTOR} times the whole system's size ({:.3e} m): runaway forces that \
-             the step cannot resolve",
-            r.vertex, r.distance, r.size
-        ),
+    let cause = match (first_non_finite(x_new, v_new), runaway) {
+        (Some(vertex), _) => Divergence::NonFinite { vertex },
+        (None, Some(Runaway { vertex, distance, size })) => Divergence::Runaway { vertex, distance, size },
         (None, None) => return Ok(()),
     };
-    Err(Error::Diverged { step: state.steps, time: state.time, reason })
+    Err(Error::Diverged { step: state.steps, time: state.time, cause })
 }
 
 /// The Coulomb backend `params` ask for on `n` vertices.
