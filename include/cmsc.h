@@ -36,6 +36,25 @@
 #define CMSC_VERSION_STRING "0.1.0"
 
 
+// Largest `CmscParams.iterations` accepted (local/global iterations per step).
+#define CMSC_MAX_ITERATIONS 100000
+
+// Largest steps between whole evaluations of DDEF's far field (`cmsc_set_far_field_interval`).
+#define CMSC_MAX_FAR_FIELD_INTERVAL 1000
+
+// Largest `CmscParams.grid_points` accepted (DDEF's m; 0 = adaptive).
+#define CMSC_MAX_GRID_POINTS 10000000
+
+// Vertex count from which `CMSC_COULOMB_AUTO` (and `AUTO_CPU`) run DDEF instead of the exact
+// sum on the CPU.
+#define CMSC_AUTO_DDEF_MIN_VERTICES 10000
+
+// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there).
+#define CMSC_AUTO_GPU_MIN_VERTICES 5000
+
+// Vertex count from which `CMSC_COULOMB_AUTO` on a GPU runs DDEF_GPU instead of DIRECT_GPU.
+#define CMSC_AUTO_GPU_DDEF_MIN_VERTICES 200000
+
 // Version of the C ABI in `include/cmsc.h`; bumped only for incompatible changes.
 #define CMSC_ABI_VERSION 1
 
