@@ -38,7 +38,7 @@ use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
 use crate::model::{Integrator, Model, SimParams};
 use crate::springs::spring_energy;
-use crate::State;
+use crate::state::State;
 
 /// How the stepper runs: as the parameters say, or a rollout that the adjoint of
 /// [`crate::gradient`] differentiates (the whole field every step and plain iterations,

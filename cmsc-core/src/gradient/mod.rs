@@ -59,15 +59,16 @@ pub use fit::{fit, FitOptions, FitReport};
 use adjoint::Adjoints;
 
 use crate::coulomb::FieldMethod;
+use crate::counters::StepTimings;
 use crate::error::{Error, Result};
 use crate::integrator::{imex_iterate, imex_start, LocalBuffers, Now};
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
 use crate::model::{Integrator, Model};
 use crate::springs::local_step;
+use crate::state::State;
 use crate::step::Mode;
 use crate::system::System;
-use crate::{State, StepTimings};
 
 /// Largest tape a rollout may allocate (bytes); beyond it the call is refused with the figure,
 /// rather than exhausting memory.
@@ -104,14 +105,9 @@ impl ChargeGroups {
         Ok(ChargeGroups { weights: weights.to_vec(), n_groups, n })
     }
 
-    /// Number of groups.
-    pub fn len(&self) -> usize {
+    /// Number of groups (at least one).
+    pub fn n_groups(&self) -> usize {
         self.n_groups
-    }
-
-    /// Always false: a [`ChargeGroups`] has at least one group.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// Number of vertices the weights are for.
@@ -122,7 +118,7 @@ impl ChargeGroups {
     /// Vertex charges `q_i = Σ_g w_gi Q_g` (C).
     ///
     /// # Panics
-    /// If `charges.len() != self.len()`.
+    /// If `charges.len() != self.n_groups()`.
     pub fn vertex_charges(&self, charges: &[Real]) -> Vec<Real> {
         assert_eq!(charges.len(), self.n_groups);
         let mut q = vec![0.0; self.n];
@@ -212,11 +208,11 @@ impl System {
                 format!("rows have {} weights for {n} vertices", groups.n_vertices()),
             ));
         }
-        if charges.len() != groups.len() {
+        if charges.len() != groups.n_groups() {
             return Err(Error::invalid(
                 "group_charges",
                 None,
-                format!("has {} values for {} groups", charges.len(), groups.len()),
+                format!("has {} values for {} groups", charges.len(), groups.n_groups()),
             ));
         }
         if let Some(g) = charges.iter().position(|q| !q.is_finite()) {

@@ -129,11 +129,6 @@ impl GlobalSolver {
         Ok(solver)
     }
 
-    /// Number of free (unpinned) vertices.
-    pub fn n_free(&self) -> usize {
-        self.free.len()
-    }
-
     /// Recomputes the numeric factorization for new masses, stiffnesses or `h` with the same
     /// springs and pins; the symbolic analysis is reused.
     ///
