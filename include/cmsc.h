@@ -17,8 +17,8 @@
  *     state. If a panic (a bug, CMSC_INTERNAL) interrupts a call that changes a simulation,
  *     the handle is marked unusable: later calls that change it return CMSC_INTERNAL, while
  *     cmsc_get_positions, cmsc_get_velocities and cmsc_energies still read its last good
- *     state; destroy it with cmsc_destroy. Other CMSC_INTERNAL errors (a GPU device failure,
- *     see CmscStatus) leave the handle usable.
+ *     state; destroy it with cmsc_destroy. A GPU that fails at run time
+ *     (CMSC_DEVICE_FAILURE) leaves the handle usable.
  */
 
 
@@ -36,6 +36,25 @@
 #define CMSC_VERSION_STRING "0.1.0"
 
 
+// Largest `CmscParams.iterations` accepted (local/global iterations per step).
+#define CMSC_MAX_ITERATIONS 100000
+
+// Largest steps between whole evaluations of DDEF's far field (`cmsc_set_far_field_interval`).
+#define CMSC_MAX_FAR_FIELD_INTERVAL 1000
+
+// Largest `CmscParams.grid_points` accepted (DDEF's m; 0 = adaptive).
+#define CMSC_MAX_GRID_POINTS 10000000
+
+// Vertex count from which `CMSC_COULOMB_AUTO` (and `AUTO_CPU`) run DDEF instead of the exact
+// sum on the CPU.
+#define CMSC_AUTO_DDEF_MIN_VERTICES 10000
+
+// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there).
+#define CMSC_AUTO_GPU_MIN_VERTICES 5000
+
+// Vertex count from which `CMSC_COULOMB_AUTO` on a GPU runs DDEF_GPU instead of DIRECT_GPU.
+#define CMSC_AUTO_GPU_DDEF_MIN_VERTICES 200000
+
 // Version of the C ABI in `include/cmsc.h`; bumped only for incompatible changes.
 #define CMSC_ABI_VERSION 1
 
@@ -46,24 +65,30 @@ typedef enum {
   // An argument was rejected (NULL, wrong length, NaN/inf, out-of-range index, ...);
   // nothing changed.
   CMSC_INVALID_ARGUMENT = 1,
-  // A step produced non-finite state; the simulation keeps its last good step.
+  // A step produced non-finite state, or a vertex ran away (moved more than 10 times the
+  // whole system's size in one step); cmsc_last_error() names the vertex. The simulation
+  // keeps its last good step.
   CMSC_DIVERGED = 2,
   // The requested method is not available here: no CUDA driver, no CUDA device, no usable
   // NVRTC to compile the GPU kernels, or a device NVRTC cannot target; cmsc_last_error()
   // ("GPU Coulomb method unavailable: ...") names which. Nothing falls back to the CPU.
   CMSC_UNAVAILABLE = 3,
   // The call failed for a reason other than its arguments. cmsc_last_error() starts with:
-  //   - "GPU error: " — a CUDA call failed at run time in a GPU method (out of device
-  //     memory, a kernel launch failure, a lost or reset device; at cmsc_create, also
-  //     "NVRTC could not compile kernels/..." with NVRTC's log). A device failure, not a
-  //     bug: the simulation keeps its last good step (cmsc_step stops before the step that
-  //     failed) and the handle stays usable, but the device may fail again; to go on,
-  //     recreate the simulation with a CPU method.
   //   - "internal error (a bug in cmsc, please report it): " — a bug; "...: panic: ..." if a
   //     panic was caught, which also marks the handle unusable (see the conventions above).
   //   - "factorization of M + h^2 L failed: " — the implicit step's matrix could not be
-  //     factored.
+  //     assembled or analysed (out of memory). A matrix that rounding made singular is
+  //     CMSC_INVALID_ARGUMENT ("stiffness", naming the vertex).
+  //
+  // Before CMSC_DEVICE_FAILURE was appended, GPU failures at run time came here too.
   CMSC_INTERNAL = 4,
+  // A CUDA call failed at run time in a GPU method (out of device memory, a kernel launch
+  // failure, a lost or reset device; at cmsc_create, also NVRTC failing to compile
+  // kernels/... with its log); cmsc_last_error() starts with "GPU error: ". A device
+  // failure, not a bug: the simulation keeps its last good step (cmsc_step stops before the
+  // step that failed) and the handle stays usable, but the device may fail again; to go on,
+  // recreate the simulation with a CPU method.
+  CMSC_DEVICE_FAILURE = 5,
 } CmscStatus;
 
 // Coulomb methods for `CmscParams.coulomb`.

@@ -2,13 +2,21 @@
 `Simulation` handle, mesh-to-array helpers and cache writers. Nothing here imports `bpy`
 (a test enforces it), so all of it runs and is tested without Blender."""
 
-from .errors import CmscError, DivergedError, InternalError, InvalidArgumentError, UnavailableError
+from .errors import (
+    CmscError,
+    DeviceFailureError,
+    DivergedError,
+    InternalError,
+    InvalidArgumentError,
+    UnavailableError,
+)
 from .params import CoulombMethod, Integrator, SimParams
 from .simulation import Simulation
 
 __all__ = [
     "CmscError",
     "CoulombMethod",
+    "DeviceFailureError",
     "DivergedError",
     "Integrator",
     "InternalError",

@@ -14,7 +14,8 @@ class InvalidArgumentError(CmscError, ValueError):
 
 
 class DivergedError(CmscError):
-    """CMSC_DIVERGED: a step produced non-finite state; the simulation kept its last good step."""
+    """CMSC_DIVERGED: a step produced non-finite state or a runaway vertex (the message names
+    it); the simulation kept its last good step."""
 
     status = 2
 
@@ -26,13 +27,25 @@ class UnavailableError(CmscError):
 
 
 class InternalError(CmscError):
-    """CMSC_INTERNAL: a GPU device failure at run time (the message starts "GPU error") or a bug
-    in cmsc; after a bug that panicked, the handle is unusable for changes."""
+    """CMSC_INTERNAL: a bug in cmsc (or a factorization that could not be set up); after a bug
+    that panicked, the handle is unusable for changes."""
 
     status = 4
 
 
-BY_STATUS = {cls.status: cls for cls in (InvalidArgumentError, DivergedError, UnavailableError, InternalError)}
+class DeviceFailureError(CmscError):
+    """CMSC_DEVICE_FAILURE: a GPU failed at run time (out of memory, a launch failure, a lost
+    device); not a bug. The simulation kept its last good step; the device may fail again, so
+    recreate the simulation with a CPU method to go on."""
+
+    status = 5
+
+
+#: Status value → exception class, one per CmscStatus value after CMSC_OK.
+BY_STATUS = {
+    cls.status: cls
+    for cls in (InvalidArgumentError, DivergedError, UnavailableError, InternalError, DeviceFailureError)
+}
 
 
 class LibraryError(CmscError):

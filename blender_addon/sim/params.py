@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 
 from .errors import InvalidArgumentError
 
+#: Limits the library checks (CMSC_MAX_* of include/cmsc.h; tests/python/test_header_parity.py
+#: checks these copies against the header).
+MAX_ITERATIONS = 100_000
+MAX_FAR_FIELD_INTERVAL = 1000
+MAX_GRID_POINTS = 10_000_000
+
 
 class CoulombMethod(enum.IntEnum):
     """`CmscCoulomb` values."""
@@ -50,8 +56,8 @@ class SimParams:
         finite = math.isfinite
         if not (finite(self.time_step) and self.time_step > 0):
             raise InvalidArgumentError(f"time_step must be finite and > 0 s, got {self.time_step}")
-        if not 1 <= int(self.iterations) <= 100_000:
-            raise InvalidArgumentError(f"iterations must be in 1..100000, got {self.iterations}")
+        if not 1 <= int(self.iterations) <= MAX_ITERATIONS:
+            raise InvalidArgumentError(f"iterations must be in 1..{MAX_ITERATIONS}, got {self.iterations}")
         for name in ("damping", "friction"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -60,10 +66,14 @@ class SimParams:
             raise InvalidArgumentError(f"gravity must be 3 finite numbers, got {self.gravity}")
         if not (finite(self.coulomb_constant) and self.coulomb_constant >= 0):
             raise InvalidArgumentError(f"coulomb_constant must be finite and >= 0, got {self.coulomb_constant}")
-        if not 1 <= int(self.far_field_interval) <= 1000:
-            raise InvalidArgumentError(f"far_field_interval must be in 1..1000 steps, got {self.far_field_interval}")
-        if not 0 <= int(self.grid_points) <= 10_000_000:
-            raise InvalidArgumentError(f"grid_points must be 0 (adaptive) or in 1..10000000, got {self.grid_points}")
+        if not 1 <= int(self.far_field_interval) <= MAX_FAR_FIELD_INTERVAL:
+            raise InvalidArgumentError(
+                f"far_field_interval must be in 1..{MAX_FAR_FIELD_INTERVAL} steps, got {self.far_field_interval}"
+            )
+        if not 0 <= int(self.grid_points) <= MAX_GRID_POINTS:
+            raise InvalidArgumentError(
+                f"grid_points must be 0 (adaptive) or in 1..{MAX_GRID_POINTS}, got {self.grid_points}"
+            )
         CoulombMethod(self.coulomb)
         Integrator(self.integrator)
         if self.ground_height == math.inf:

@@ -17,17 +17,27 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
-    /// A step produced non-finite positions or velocities; the state is still the last good one.
-    #[error("simulation diverged in step {step} (t = {time} s): {reason}; state kept at the last good step — try a smaller time step or more substeps")]
+    /// A step produced non-finite positions or velocities, or a runaway; the state is still the
+    /// last good one.
+    #[error("simulation diverged in step {step} (t = {time} s): {cause}; state kept at the last good step — try a smaller time step or more substeps")]
     Diverged {
         /// Index of the step that failed (0-based count of completed steps).
         step: u64,
         /// Simulated time of the last good state, in seconds.
         time: f64,
-        /// What became non-finite.
-        reason: String,
+        /// What went wrong, and at which vertex.
+        cause: Divergence,
     },
-    /// The global matrix `M + h²L` could not be factored.
+    /// `M + h²L` lost its positive definiteness in rounding at free vertex `vertex` (the
+    /// Cholesky pivot faer found non-positive, mapped back through the fill-reducing ordering):
+    /// the stiffness is too large for that vertex's mass at this time step.
+    #[error("invalid argument `stiffness`: M + h²L is numerically singular at vertex {vertex}: lower the stiffness or the time step, or raise the masses")]
+    Singular {
+        /// The vertex whose pivot was non-positive.
+        vertex: usize,
+    },
+    /// The global matrix `M + h²L` could not be assembled or analysed (faer's own failure:
+    /// out of memory, an index overflow).
     #[error("factorization of M + h^2 L failed: {0}")]
     Factorization(String),
     /// A GPU method was requested but cannot run here, for the typed `reason`; `detail` says
@@ -49,6 +59,52 @@ pub enum Error {
     /// (for example a tetrahedralization of DDEF grid points that does not cover them).
     #[error("internal error (a bug in cmsc, please report it): {0}")]
     Internal(String),
+}
+
+/// What made a step diverge ([`Error::Diverged`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Divergence {
+    /// The vertex (the first found) reached a non-finite position or velocity.
+    NonFinite {
+        /// The vertex's index.
+        vertex: usize,
+    },
+    /// The integrator threw a free vertex more than [`crate::RUNAWAY_FACTOR`] times the whole
+    /// system's size relative to the others in one step (runaway forces the step cannot
+    /// resolve; `step.rs`'s `unresolved_motion`).
+    Runaway {
+        /// The vertex that moved farthest.
+        vertex: usize,
+        /// Its displacement relative to the mass-weighted mean displacement (m).
+        distance: f64,
+        /// The diagonal of the bounding box of all vertices at the step's start (m).
+        size: f64,
+    },
+}
+
+impl Divergence {
+    /// The vertex the cause names.
+    pub fn vertex(&self) -> usize {
+        match *self {
+            Divergence::NonFinite { vertex } | Divergence::Runaway { vertex, .. } => vertex,
+        }
+    }
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Divergence::NonFinite { vertex } => {
+                write!(f, "vertex {vertex} reached a non-finite position or velocity")
+            }
+            Divergence::Runaway { vertex, distance, size } => write!(
+                f,
+                "vertex {vertex} moved {distance:.3e} m relative to the others in one step, more than {} \
+                 times the whole system's size ({size:.3e} m): runaway forces that the step cannot resolve",
+                crate::RUNAWAY_FACTOR
+            ),
+        }
+    }
 }
 
 /// Why a GPU method cannot run here: the `reason` of [`Error::GpuUnavailable`], so that callers

@@ -71,12 +71,12 @@ pub use collision::{Colliders, MeshCollider, MeshColliders, SelfCollision, Spher
 pub use coulomb::{FieldMethod, FieldSolver, Neighborhood, MAX_GRID_POINTS};
 pub use counters::{StepCounts, StepTimings};
 pub use energy::Energies;
-pub use error::{Error, GpuUnavailable, Result};
+pub use error::{Divergence, Error, GpuUnavailable, Result};
 pub use fields::{ExternalField, PointCharge};
 pub use gradient::{fit, ChargeGroups, FitOptions, FitReport, RolloutGradient};
 pub use integrator::{CAP_BAND, EXCESS_TOLERANCE, MAX_HALVINGS};
 pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
-pub use math::{is_finite3, vec3s_from_flat, Real, Vec3};
+pub use math::{is_finite3, Real, Vec3};
 pub use model::{
     Acceleration, Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, DEFAULT_ITERATIONS,
     MAX_FAR_FIELD_INTERVAL, MAX_ITERATIONS,

@@ -14,14 +14,3 @@ pub type Vec3 = nalgebra::Vector3<Real>;
 pub fn is_finite3(v: &Vec3) -> bool {
     v.x.is_finite() && v.y.is_finite() && v.z.is_finite()
 }
-
-/// Copies a packed `xyz xyz …` slice into a new vector of 3-vectors, checking the length
-/// (a copy, not a reinterpretation: `Vec3` is not guaranteed to share the slice's layout).
-///
-/// Returns `None` when `flat.len()` is not a multiple of 3.
-pub fn vec3s_from_flat(flat: &[Real]) -> Option<Vec<Vec3>> {
-    if !flat.len().is_multiple_of(3) {
-        return None;
-    }
-    Some(flat.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect())
-}

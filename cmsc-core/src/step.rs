@@ -1,91 +1,181 @@
-//! The stepper: advances a [`State`] under a [`Model`] by one time step, as a fixed sequence of
-//! stages:
+//! The stepper: advances a [`State`] under a [`Model`] by one time step, as five stages:
 //!
-//! 1. **edits** — refresh the factorization of `M + h²L` if pins, masses, stiffness or `h`
-//!    changed since the last step;
-//! 2. **explicit forces at `x_t`** — vertex–vertex Coulomb (the field backend), external
-//!    charges and field, gravity: `q_t + f_ext` of [Paper](crate#references) Eq. (12);
-//! 3. **integrate** — the IMEX local/global iterations ([`crate::Integrator::Imex`]), velocity
+//! 1. **edits** — the integrator refreshes what edits made stale (the factorization of
+//!    `M + h²L` after pins, masses, stiffness or `h` changed);
+//! 2. **integrate** — the IMEX local/global iterations ([`crate::Integrator::Imex`]), velocity
 //!    Verlet ([`crate::Integrator::Verlet`]), or the implicit-midpoint sub-steps with Strang
-//!    kicks and the energy safeguard ([`crate::Integrator::ImexLowDissipation`], which
-//!    evaluates its forces itself and reuses those at `x_t` from the last step), into scratch
-//!    buffers;
-//! 4. **pins** — pinned vertices land exactly on their targets;
-//! 5. **collisions** — self-collision of the mesh ([`crate::SelfCollision`]), then projection
+//!    kicks and the energy safeguard ([`crate::Integrator::ImexLowDissipation`]), into scratch
+//!    buffers. Each asks [`ExplicitForces`] for the explicit forces — vertex–vertex Coulomb
+//!    (the field backend), external charges and field, gravity: `q_t + f_ext` of
+//!    [Paper](crate#references) Eq. (12) — where it needs them;
+//! 3. **pins** — pinned vertices land exactly on their targets;
+//! 4. **collisions** — self-collision of the mesh ([`crate::SelfCollision`]), then projection
 //!    onto the ground and spheres and out of the triangle-mesh obstacles
 //!    ([`crate::MeshColliders`]), with friction (collision module docs);
-//! 6. **guard and commit** — the step is rejected with [`Error::Diverged`], the state
+//! 5. **guard and commit** — the step is rejected with [`Error::Diverged`], the state
 //!    untouched, if any position or velocity is not finite, or if the integrator threw a free
-//!    vertex many times the whole system's size ([`unresolved_motion`]: a runaway, whose
-//!    explicit forces no longer describe the step); otherwise the buffers become the state.
+//!    vertex many times the whole system's size ([`unresolved_motion`], measured before the
+//!    pins: a runaway, whose explicit forces no longer describe the step); otherwise the
+//!    buffers become the state.
 //!
 //! The [`Stepper`] owns what stepping needs besides the model and the state (as rapier's
-//! pipeline owns its scratch): the Coulomb backend, the prefactored global matrix, reusable
-//! buffers and the stage timers. [`crate::System`] owns one and tells it when an edit makes the
-//! factorization or the backend stale.
+//! pipeline owns its scratch): the [`ExplicitForces`] (the field backend and the far-field
+//! schedule), the three integrators (each with its factorizations and history), reusable
+//! buffers and the stage timers. [`crate::System`] owns one and tells it what an edit made
+//! stale. A rollout of the gradient runs in [`Mode::Rollout`], set through the stepper, never by
+//! writing the model's parameters.
 
 use rayon::prelude::*;
 
 use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
 use crate::counters::{timed, StepCounts, StepTimings};
-use crate::error::{Error, Result};
+use crate::error::{Divergence, Error, Result};
 use crate::fields::{add_gravity, gravity_energy};
-use crate::integrator::accel::{Anderson, ANDERSON_WINDOW};
 use crate::integrator::{
-    imex_advance, verlet_advance, verlet_finish, Explicit, ImexBuffers, LocalBuffers, LowDissipation, Next,
-    Now, Potential,
+    Explicit, Imex, Integrate, Iterations, LowDissipation, Next, Now, Potential, Verlet,
 };
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
 use crate::model::{Integrator, Model, SimParams};
-use crate::springs::{spring_energy, spring_forces, Springs};
-use crate::State;
+use crate::springs::spring_energy;
+use crate::state::State;
 
-/// Buffers reused across steps (no allocation while stepping).
-struct Scratch {
-    x_new: Vec<Vec3>,
-    v_new: Vec<Vec3>,
-    force: Vec<Vec3>,
-    y: Vec<Vec3>,
-    jd: Vec<Vec3>,
-    /// History of the accelerated iterations.
-    anderson: Anderson,
-    /// Spring directions `d_s`, kept across steps as the fallback direction of springs whose
-    /// ends coincide.
-    d: Vec<Vec3>,
+/// How the stepper runs: as the parameters say, or a rollout that the adjoint of
+/// [`crate::gradient`] differentiates (the whole field every step and plain iterations,
+/// whatever [`SimParams::far_field_interval`] and [`SimParams::acceleration`] say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Mode {
+    /// Steps as the parameters say.
+    #[default]
+    Run,
+    /// The scheme the gradient differentiates: interval 1, plain iterations.
+    Rollout,
 }
 
-impl Scratch {
-    fn new(springs: &Springs, x: &[Vec3]) -> Self {
-        let z = || vec![Vec3::zeros(); x.len()];
-        let d = springs.ends().iter().map(|&[a, b]| x[a as usize] - x[b as usize]).collect();
-        Scratch {
-            x_new: z(),
-            v_new: z(),
-            force: z(),
-            y: z(),
-            jd: z(),
-            anderson: Anderson::new(ANDERSON_WINDOW),
-            d,
+/// The owner of the explicit forces `q(x) + f_ext(x)`: the field backend, the far-field
+/// interval (multiple time stepping, [`SimParams::far_field_interval`]) and its age. It alone
+/// decides whether a step's force at `x_t` evaluates the whole field or holds the far part,
+/// tells the backend the interval, and times every evaluation into the step's timers.
+pub(crate) struct ExplicitForces {
+    field: Box<dyn FieldSolver>,
+    /// Steps per whole evaluation in force (1 in a rollout and for the integrators that
+    /// evaluate every step).
+    interval: u32,
+    /// Steps committed since the field was last evaluated whole; `None` when the next step
+    /// must evaluate it whole.
+    age: Option<u32>,
+    /// Whether the last step's force at `x_t` held the far part.
+    held: bool,
+    /// The last step's force at `x_t` (N).
+    at_start: Vec<Vec3>,
+}
+
+impl ExplicitForces {
+    /// The forces for `params` on `n` vertices, the interval as `mode` says.
+    ///
+    /// # Errors
+    /// As [`make_solver`].
+    fn new(params: &SimParams, n: usize, mode: Mode) -> Result<Self> {
+        let mut forces = ExplicitForces {
+            field: field_for(params, n)?,
+            interval: 1,
+            age: None,
+            held: false,
+            at_start: vec![Vec3::zeros(); n],
+        };
+        forces.set_interval(params, mode);
+        Ok(forces)
+    }
+
+    /// Adopts new parameters (swapping the backend if the method or the DDEF grid changed)
+    /// and starts a new interval.
+    ///
+    /// # Errors
+    /// As [`make_solver`]; unchanged on error.
+    fn adopt(&mut self, old: &SimParams, new: &SimParams, n: usize, mode: Mode) -> Result<()> {
+        let grid_changed = new.grid_points != old.grid_points || new.ddef_near != old.ddef_near;
+        if new.coulomb.resolve(n) != self.field.method() || grid_changed {
+            self.field = field_for(new, n)?;
         }
+        self.set_interval(new, mode);
+        Ok(())
+    }
+
+    /// The interval for `params` in `mode` ([`SimParams::far_field_interval`] for the IMEX
+    /// step, 1 for the integrators that evaluate every step and in a rollout), told to the
+    /// backend; the next step evaluates the whole field.
+    fn set_interval(&mut self, params: &SimParams, mode: Mode) {
+        self.interval = match (mode, params.integrator) {
+            (Mode::Run, Integrator::Imex) => params.far_field_interval,
+            _ => 1,
+        };
+        self.field.set_far_field_interval(self.interval);
+        self.age = None;
+    }
+
+    /// Positions or charges were edited: the held far part no longer holds; the next step
+    /// evaluates the whole field.
+    fn reset_age(&mut self) {
+        self.age = None;
+    }
+
+    /// The step was committed: one step older, or a new interval after a whole evaluation.
+    fn commit(&mut self) {
+        self.age = Some(if self.held { self.age.map_or(0, |age| age + 1) } else { 1 });
     }
 }
 
-/// Advances states under a model; owns the field backend, the factorization and the scratch.
+impl Explicit for ExplicitForces {
+    /// Between whole evaluations (every `interval` steps) the far part is held.
+    fn at_step_start(&mut self, model: &Model, x: &[Vec3], t: &mut StepTimings) -> Result<&[Vec3]> {
+        let interval = self.interval;
+        let hold = self.age.is_some_and(|age| age % interval != 0);
+        self.at_start.resize(x.len(), Vec3::zeros());
+        self.held = false;
+        if hold {
+            let (q, k_c, eps) = (&model.charge, model.params.coulomb_constant, model.softening());
+            let (field, out) = (self.field.as_mut(), &mut self.at_start);
+            self.held = timed(&mut t.coulomb, || field.forces_holding_far_field(x, q, k_c, eps, out))?;
+            add_external_forces(model, x, &mut self.at_start, t);
+        } else {
+            explicit_forces(model, self.field.as_mut(), x, &mut self.at_start, t)?;
+        }
+        Ok(&self.at_start)
+    }
+
+    fn forces(&mut self, model: &Model, x: &[Vec3], out: &mut [Vec3], t: &mut StepTimings) -> Result<()> {
+        explicit_forces(model, self.field.as_mut(), x, out, t)
+    }
+
+    fn potential(&mut self, model: &Model, x: &[Vec3], t: &mut StepTimings) -> Result<Potential> {
+        let (q, k_c, eps) = (&model.charge, model.params.coulomb_constant, model.softening());
+        let field = self.field.as_mut();
+        let coulomb = timed(&mut t.coulomb, || field.potential(x, q, k_c, eps))?;
+        let (spring, external, gravity) = timed(&mut t.external, || {
+            let external = model.external.potential_energy(x, q, k_c, eps);
+            let gravity = gravity_energy(&model.mass, model.params.gravity, x);
+            (spring_energy(&model.springs, x), external, gravity)
+        });
+        Ok(Potential { spring, coulomb, external, gravity })
+    }
+}
+
+/// The end-of-step buffers (no allocation while stepping).
+struct Scratch {
+    x_new: Vec<Vec3>,
+    v_new: Vec<Vec3>,
+}
+
+/// Advances states under a model; owns the explicit forces, the integrators and the scratch.
 pub(crate) struct Stepper {
-    field: Box<dyn FieldSolver>,
-    /// Prefactored global matrix; `None` until first needed or after the pins changed.
-    global: Option<GlobalSolver>,
-    /// Masses, stiffness or `h` changed since the last numeric factorization.
-    global_stale: bool,
+    forces: ExplicitForces,
+    imex: Imex,
+    verlet: Verlet,
+    low: LowDissipation,
+    mode: Mode,
     scratch: Scratch,
     timings: StepTimings,
     counts: StepCounts,
-    /// The state of [`Integrator::ImexLowDissipation`] across steps.
-    low: LowDissipation,
-    /// Steps committed since the field was last evaluated whole; `None` when the next step
-    /// must evaluate it whole (multiple time stepping, [`SimParams::far_field_interval`]).
-    far_age: Option<u32>,
 }
 
 impl Stepper {
@@ -95,50 +185,55 @@ impl Stepper {
     /// As [`make_solver`]; [`Error::Factorization`] or [`Error::InvalidArgument`] (`stiffness`)
     /// if `M + h²L` cannot be factored.
     pub fn new(model: &Model, x: &[Vec3]) -> Result<Self> {
-        let mut field = field_for(&model.params, model.n_vertices())?;
-        field.set_far_field_interval(far_field_interval(&model.params));
+        let n = model.n_vertices();
         let mut stepper = Stepper {
-            field,
-            global: None,
-            global_stale: false,
-            scratch: Scratch::new(&model.springs, x),
+            forces: ExplicitForces::new(&model.params, n, Mode::Run)?,
+            imex: Imex::new(&model.springs, x),
+            verlet: Verlet::default(),
+            low: LowDissipation::default(),
+            mode: Mode::Run,
+            scratch: Scratch { x_new: vec![Vec3::zeros(); n], v_new: vec![Vec3::zeros(); n] },
             timings: StepTimings::default(),
             counts: StepCounts::default(),
-            low: LowDissipation::default(),
-            far_age: None,
         };
-        stepper.ensure_factorization(model)?;
+        stepper.imex.global(model)?;
         Ok(stepper)
     }
 
     /// Adopts new parameters: swaps the field backend if the method or the DDEF grid changed
-    /// and marks the factorization stale if `h` changed. `old` are the parameters in force.
+    /// and marks the factorizations stale if `h` changed. `old` are the parameters in force.
     /// The forces and energy kept at the state are dropped (gravity, `k_c` or the method may
     /// have changed them).
     ///
     /// # Errors
     /// As [`make_solver`]; the stepper is unchanged on error.
     pub fn adopt_params(&mut self, old: &SimParams, new: &SimParams, n: usize) -> Result<()> {
-        let grid_changed = new.grid_points != old.grid_points || new.ddef_near != old.ddef_near;
-        if new.coulomb.resolve(n) != self.field.method() || grid_changed {
-            self.field = field_for(new, n)?;
-        }
-        self.field.set_far_field_interval(far_field_interval(new));
+        self.forces.adopt(old, new, n, self.mode)?;
         if new.time_step != old.time_step {
-            self.global_stale = true;
+            self.imex.refactor_later();
             self.low.refactor_later();
         }
         if new.integrator != old.integrator {
             self.low.reset_target();
         }
         self.low.state_edited();
-        self.far_age = None;
         Ok(())
+    }
+
+    /// Enters or leaves a rollout ([`Mode`]); `params` are those in force. Either way the next
+    /// step evaluates the whole field.
+    pub fn set_mode(&mut self, mode: Mode, params: &SimParams) {
+        self.mode = mode;
+        self.forces.set_interval(params, mode);
+        self.imex.set_iterations(match mode {
+            Mode::Run => Iterations::AsParams,
+            Mode::Rollout => Iterations::Plain,
+        });
     }
 
     /// Masses or stiffnesses changed: refactor `M + h²L` numerically before the next step.
     pub fn refactor_later(&mut self) {
-        self.global_stale = true;
+        self.imex.refactor_later();
         self.low.refactor_later();
         self.state_edited();
     }
@@ -146,23 +241,22 @@ impl Stepper {
     /// Pins changed: the free set, hence the matrix pattern, changed; analyse it again before
     /// the next step.
     pub fn reanalyse_later(&mut self) {
-        self.global = None;
+        self.imex.reanalyse_later();
         self.low.refactor_later();
     }
 
-    /// Positions, velocities, charges or the external field were edited: forces and energies
-    /// kept from the last step no longer hold (the energy the edit added or removed counts as
-    /// work done on the system, see [`Integrator::ImexLowDissipation`]).
+    /// Velocities or the external field were edited: forces and energies kept from the last
+    /// step no longer hold (the energy the edit added or removed counts as work done on the
+    /// system, see [`Integrator::ImexLowDissipation`]).
     pub fn state_edited(&mut self) {
         self.low.state_edited();
     }
 
-    /// Positions were edited (a jump): as [`Stepper::state_edited`], and the far field held for
-    /// multiple time stepping no longer holds either, so the next step evaluates it whole.
-    /// (Changed charges need no call: the backend sees them and evaluates whole itself.)
-    pub fn positions_edited(&mut self) {
+    /// Positions or charges were edited: as [`Stepper::state_edited`], and the far field held
+    /// for multiple time stepping no longer holds either, so the next step evaluates it whole.
+    pub fn sources_edited(&mut self) {
         self.state_edited();
-        self.far_age = None;
+        self.forces.reset_age();
     }
 
     /// What the last step evaluated.
@@ -177,7 +271,13 @@ impl Stepper {
 
     /// The Coulomb method the backend implements.
     pub fn field_method(&self) -> FieldMethod {
-        self.field.method()
+        self.forces.field.method()
+    }
+
+    /// The grid size the backend's next whole evaluation will use, if it has a grid
+    /// ([`FieldSolver::grid_size`]).
+    pub fn field_grid_size(&self) -> Option<u32> {
+        self.forces.field.grid_size()
     }
 
     /// Wall-clock time of each stage of the last step.
@@ -185,14 +285,14 @@ impl Stepper {
         &self.timings
     }
 
-    /// The spring directions `d_s` kept across steps (the adjoint saves and restores them).
+    /// The IMEX spring directions `d_s` kept across steps (the adjoint saves and restores them).
     pub fn directions(&self) -> &[Vec3] {
-        &self.scratch.d
+        self.imex.directions()
     }
 
     /// Restores spring directions saved with [`Stepper::directions`].
     pub fn set_directions(&mut self, d: Vec<Vec3>) {
-        self.scratch.d = d;
+        self.imex.set_directions(d);
     }
 
     /// The vertex–vertex Coulomb force (N) of the backend at positions `x`.
@@ -200,29 +300,15 @@ impl Stepper {
     /// # Errors
     /// Backend errors (none for the direct sum).
     pub fn coulomb_forces(&mut self, model: &Model, x: &[Vec3], out: &mut [Vec3]) -> Result<()> {
-        self.field.forces(x, &model.charge, model.params.coulomb_constant, model.softening(), out)
+        self.forces.field.forces(x, &model.charge, model.params.coulomb_constant, model.softening(), out)
     }
 
-    /// The prefactored global solver, refreshed for `model` if an edit made it stale.
+    /// The prefactored IMEX global solver, refreshed for `model` if an edit made it stale.
     ///
     /// # Errors
     /// As [`Stepper::new`].
     pub fn global(&mut self, model: &Model) -> Result<&mut GlobalSolver> {
-        self.ensure_factorization(model)?;
-        Ok(self.global.as_mut().expect("factorization ensured above"))
-    }
-
-    /// Builds or refreshes the factorization of `M + h²L` if pins, masses, stiffness or `h`
-    /// changed.
-    fn ensure_factorization(&mut self, model: &Model) -> Result<()> {
-        let (mass, springs, h) = (&model.mass, &model.springs, model.params.time_step);
-        match &mut self.global {
-            None => self.global = Some(GlobalSolver::new(mass, springs, &model.pins.pinned, h)?),
-            Some(g) if self.global_stale => g.refactor(mass, springs, h)?,
-            Some(_) => {}
-        }
-        self.global_stale = false;
-        Ok(())
+        self.imex.global(model)
     }
 
     /// Advances `state` by one time step `h` under `model` (stages in the [module
@@ -236,9 +322,9 @@ impl Stepper {
         self.step_recording(model, state, None).map(|_contacts| ())
     }
 
-    /// [`Stepper::step`], also copying the explicit forces `q_t + f_ext` into `f_explicit` when
-    /// given (the adjoint in [`crate::gradient`] replays the step from them). Returns the number
-    /// of vertices the colliders moved.
+    /// [`Stepper::step`], also copying the explicit forces `q_t + f_ext` at `x_t` into
+    /// `f_explicit` when given (the adjoint in [`crate::gradient`] replays the step from them).
+    /// Returns the number of vertices the colliders moved.
     pub fn step_recording(
         &mut self,
         model: &Model,
@@ -246,117 +332,88 @@ impl Stepper {
         f_explicit: Option<&mut Vec<Vec3>>,
     ) -> Result<usize> {
         let mut t = StepTimings::default();
-        let (params, pins) = (&model.params, &model.pins);
-        let low_dissipation = params.integrator == Integrator::ImexLowDissipation;
-        if !low_dissipation {
-            timed(&mut t.factorization, || self.ensure_factorization(model))?;
-        }
-        let h = params.time_step;
-        let s = &mut self.scratch;
-        let mut counts = StepCounts { attempts: 1, substeps: 1, ..StepCounts::default() };
-        // multiple time stepping: between whole evaluations the far part is held (`far_age`)
-        let interval = far_field_interval(params);
-        let mut hold_far = self.far_age.is_some_and(|age| age % interval != 0);
-        if !low_dissipation {
-            let field = self.field.as_mut();
-            if hold_far {
-                let (q, k_c, eps) = (&model.charge, params.coulomb_constant, model.softening());
-                hold_far = timed(&mut t.coulomb, || {
-                    field.forces_holding_far_field(&state.x, q, k_c, eps, &mut s.force)
-                })?;
-                add_external_forces(model, &state.x, &mut s.force, &mut t);
-            } else {
-                explicit_forces(model, field, &state.x, &mut s.force, &mut t)?;
-            }
-            counts.coulomb_forces = 1;
-            counts.far_field_held = hold_far;
-            if let Some(record) = f_explicit {
-                record.clear();
-                record.extend_from_slice(&s.force);
-            }
-        }
-        let now = Now { x: &state.x, v: &state.v };
-        let next = Next { x: &mut s.x_new, v: &mut s.v_new };
-        match params.integrator {
-            Integrator::Imex => {
-                let global = self.global.as_mut().expect("factorization ensured above");
-                let buf = ImexBuffers { y: &mut s.y, d: &mut s.d, jd: &mut s.jd, anderson: &mut s.anderson };
-                imex_advance(model, global, now, &s.force, buf, next, &mut t);
-            }
-            Integrator::Verlet => {
-                timed(&mut t.springs, || spring_forces(&model.springs, &state.x, &mut s.force));
-                verlet_advance(model, now, &s.force, next);
-                for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
-                    s.x_new[i as usize] = target;
-                }
-                explicit_forces(model, self.field.as_mut(), &s.x_new, &mut s.force, &mut t)?;
-                timed(&mut t.springs, || spring_forces(&model.springs, &s.x_new, &mut s.force));
-                verlet_finish(h, &model.mass, &s.force, &mut s.v_new);
-                counts.coulomb_forces = 2;
-            }
-            Integrator::ImexLowDissipation => {
-                let mut explicit =
-                    StepExplicit { model, field: self.field.as_mut(), t: StepTimings::default() };
-                let local = LocalBuffers { d: &mut s.d, jd: &mut s.jd };
-                let result = self.low.advance(model, &mut explicit, now, local, next, &mut t);
-                t += explicit.t;
-                counts = result?;
-            }
+        let integrator: &mut dyn Integrate = match model.params.integrator {
+            Integrator::Imex => &mut self.imex,
+            Integrator::Verlet => &mut self.verlet,
+            Integrator::ImexLowDissipation => &mut self.low,
+        };
+        self.forces.held = false;
+        timed(&mut t.factorization, || integrator.prepare(model))?; // 1. edits
+        let (now, next) = (Now { x: &state.x, v: &state.v }, self.scratch.next());
+        let counts = integrator.advance(model, &mut self.forces, now, next, &mut t); // 2. integrate
+        let counts = StepCounts { far_field_held: self.forces.held, ..counts? };
+        if let Some(record) = f_explicit {
+            record.clear();
+            record.extend_from_slice(&self.forces.at_start);
         }
         let finish = std::time::Instant::now();
-        let runaway = unresolved_motion(&state.x, &s.x_new, &model.mass, &pins.pinned);
-        for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
-            let i = i as usize;
-            s.x_new[i] = target;
-            s.v_new[i] = (target - state.x[i]) / h;
-        }
-        let (x_old, pinned) = (&state.x, &pins.pinned);
-        let mut contacts = 0;
-        if let Some(sc) = &model.self_collision {
-            contacts += sc.project(x_old, &mut s.x_new, &mut s.v_new, pinned, h);
-        }
-        contacts += model.colliders.project(x_old, &mut s.x_new, &mut s.v_new, pinned, params.friction);
-        contacts += model.mesh_colliders.project(x_old, &mut s.x_new, &mut s.v_new, pinned, h, state.steps);
-        let reason = match (first_non_finite(&s.x_new, &s.v_new), runaway) {
-            (Some(i), _) => Some(format!("vertex {i} reached a non-finite position or velocity")),
-            (None, Some(r)) => Some(format!(
-                "vertex {} moved {:.3e} m relative to the others in one step, more than \
-                 {RUNAWAY_FACTOR} times the whole system's size ({:.3e} m): runaway forces that \
-                 the step cannot resolve",
-                r.vertex, r.distance, r.size
-            )),
-            (None, None) => None,
-        };
-        if let Some(reason) = reason {
-            self.timings = t;
-            return Err(Error::Diverged { step: state.steps, time: state.time, reason });
-        }
-        std::mem::swap(&mut state.x, &mut s.x_new);
-        std::mem::swap(&mut state.v, &mut s.v_new);
-        state.time += h;
-        state.steps += 1;
-        self.far_age = Some(if hold_far { self.far_age.map_or(0, |age| age + 1) } else { 1 });
-        if low_dissipation {
-            self.low.commit();
-            if contacts > 0 {
-                self.low.state_edited(); // colliders moved vertices: F and U at x_t are stale
-            }
+        let (x_new, v_new) = (&mut self.scratch.x_new, &mut self.scratch.v_new);
+        let runaway = unresolved_motion(&state.x, x_new, &model.mass, &model.pins.pinned);
+        pin(model, &state.x, x_new, v_new); // 3. pins
+        let contacts = collide(model, state, x_new, v_new); // 4. collisions
+        let verdict = guard(state, x_new, v_new, runaway); // 5. guard and commit
+        if verdict.is_ok() {
+            self.commit(model, state, contacts);
+            self.counts = counts;
         }
         t.finish += finish.elapsed();
         self.timings = t;
-        self.counts = counts;
-        Ok(contacts)
+        verdict.map(|()| contacts)
+    }
+
+    /// Stage 5's commit: the buffers become the state; the forces and the integrator learn
+    /// that the step was accepted.
+    fn commit(&mut self, model: &Model, state: &mut State, contacts: usize) {
+        std::mem::swap(&mut state.x, &mut self.scratch.x_new);
+        std::mem::swap(&mut state.v, &mut self.scratch.v_new);
+        state.time += model.params.time_step;
+        state.steps += 1;
+        self.forces.commit();
+        match model.params.integrator {
+            Integrator::Imex => self.imex.commit(contacts),
+            Integrator::Verlet => self.verlet.commit(contacts),
+            Integrator::ImexLowDissipation => self.low.commit(contacts),
+        }
     }
 }
 
-/// Steps per whole evaluation of the Coulomb field: [`SimParams::far_field_interval`] for the
-/// IMEX step, 1 for the integrators that evaluate every step.
-fn far_field_interval(params: &SimParams) -> u32 {
-    if params.integrator == Integrator::Imex {
-        params.far_field_interval
-    } else {
-        1
+impl Scratch {
+    fn next(&mut self) -> Next<'_> {
+        Next { x: &mut self.x_new, v: &mut self.v_new }
     }
+}
+
+/// Stage 3: pinned vertices on their targets, with the velocity that took them there.
+fn pin(model: &Model, x: &[Vec3], x_new: &mut [Vec3], v_new: &mut [Vec3]) {
+    let (pins, h) = (&model.pins, model.params.time_step);
+    for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
+        let i = i as usize;
+        x_new[i] = target;
+        v_new[i] = (target - x[i]) / h;
+    }
+}
+
+/// Stage 4: self-collision, then the ground, spheres and mesh obstacles; returns how many
+/// vertices they moved.
+fn collide(model: &Model, state: &State, x_new: &mut [Vec3], v_new: &mut [Vec3]) -> usize {
+    let (x_old, pinned, h) = (&state.x, &model.pins.pinned, model.params.time_step);
+    let mut contacts = 0;
+    if let Some(sc) = &model.self_collision {
+        contacts += sc.project(x_old, x_new, v_new, pinned, h);
+    }
+    contacts += model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction);
+    contacts += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps);
+    contacts
+}
+
+/// Stage 5's guard: [`Error::Diverged`] for a non-finite position or velocity or a runaway.
+fn guard(state: &State, x_new: &[Vec3], v_new: &[Vec3], runaway: Option<Runaway>) -> Result<()> {
+    let cause = match (first_non_finite(x_new, v_new), runaway) {
+        (Some(vertex), _) => Divergence::NonFinite { vertex },
+        (None, Some(Runaway { vertex, distance, size })) => Divergence::Runaway { vertex, distance, size },
+        (None, None) => return Ok(()),
+    };
+    Err(Error::Diverged { step: state.steps, time: state.time, cause })
 }
 
 /// The Coulomb backend `params` ask for on `n` vertices.
@@ -385,31 +442,6 @@ fn add_external_forces(model: &Model, x: &[Vec3], out: &mut [Vec3], t: &mut Step
         model.external.add_forces(x, q, k_c, eps, out);
         add_gravity(&model.mass, model.params.gravity, out);
     });
-}
-
-/// The explicit forces and the potential energy for [`Integrator::ImexLowDissipation`], timed
-/// into `t`.
-struct StepExplicit<'a> {
-    model: &'a Model,
-    field: &'a mut dyn FieldSolver,
-    t: StepTimings,
-}
-
-impl Explicit for StepExplicit<'_> {
-    fn forces(&mut self, x: &[Vec3], out: &mut [Vec3]) -> Result<()> {
-        explicit_forces(self.model, self.field, x, out, &mut self.t)
-    }
-
-    fn potential(&mut self, x: &[Vec3]) -> Result<Potential> {
-        let m = self.model;
-        let (q, k_c, eps) = (&m.charge, m.params.coulomb_constant, m.softening());
-        let coulomb = timed(&mut self.t.coulomb, || self.field.potential(x, q, k_c, eps))?;
-        let (spring, external, gravity) = timed(&mut self.t.external, || {
-            let external = m.external.potential_energy(x, q, k_c, eps);
-            (spring_energy(&m.springs, x), external, gravity_energy(&m.mass, m.params.gravity, x))
-        });
-        Ok(Potential { spring, coulomb, external, gravity })
-    }
 }
 
 /// A free vertex whose step the integrator could not resolve (see [`unresolved_motion`]).

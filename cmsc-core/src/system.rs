@@ -214,6 +214,12 @@ impl System {
         self.model.params.acceleration = acceleration;
     }
 
+    /// The grid size `m` the field backend's next whole evaluation will use, for a backend with
+    /// a grid (DDEF, fixed or adaptive); `None` for the others.
+    pub fn field_grid_size(&self) -> Option<u32> {
+        self.stepper.field_grid_size()
+    }
+
     /// Sets the relative damping rate `c` (1/s, [`SimParams::relative_damping`]): velocities
     /// relative to the pins' (or, without pins, the centre of mass's) mean motion decay as
     /// `e^{−c t}`.
@@ -249,8 +255,12 @@ impl System {
         if let Some(i) = charges.iter().position(|q| !q.is_finite()) {
             return Err(Error::invalid("charges", Some(i), "is NaN or infinite"));
         }
+        if self.model.charge != charges {
+            self.stepper.sources_edited(); // a new far field
+        } else {
+            self.stepper.state_edited(); // the same charges set again, as a host does every step
+        }
         self.model.charge.copy_from_slice(charges);
-        self.stepper.state_edited();
         Ok(())
     }
 
@@ -262,7 +272,7 @@ impl System {
         check_len("positions", positions.len(), self.n_vertices(), "vertices")?;
         check_finite3("positions", positions)?;
         self.state.x.copy_from_slice(positions);
-        self.stepper.positions_edited();
+        self.stepper.sources_edited();
         Ok(())
     }
 

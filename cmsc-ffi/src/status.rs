@@ -15,24 +15,30 @@ pub enum CmscStatus {
     /// An argument was rejected (NULL, wrong length, NaN/inf, out-of-range index, ...);
     /// nothing changed.
     CMSC_INVALID_ARGUMENT = 1,
-    /// A step produced non-finite state; the simulation keeps its last good step.
+    /// A step produced non-finite state, or a vertex ran away (moved more than 10 times the
+    /// whole system's size in one step); cmsc_last_error() names the vertex. The simulation
+    /// keeps its last good step.
     CMSC_DIVERGED = 2,
     /// The requested method is not available here: no CUDA driver, no CUDA device, no usable
     /// NVRTC to compile the GPU kernels, or a device NVRTC cannot target; cmsc_last_error()
     /// ("GPU Coulomb method unavailable: ...") names which. Nothing falls back to the CPU.
     CMSC_UNAVAILABLE = 3,
     /// The call failed for a reason other than its arguments. cmsc_last_error() starts with:
-    ///   - "GPU error: " — a CUDA call failed at run time in a GPU method (out of device
-    ///     memory, a kernel launch failure, a lost or reset device; at cmsc_create, also
-    ///     "NVRTC could not compile kernels/..." with NVRTC's log). A device failure, not a
-    ///     bug: the simulation keeps its last good step (cmsc_step stops before the step that
-    ///     failed) and the handle stays usable, but the device may fail again; to go on,
-    ///     recreate the simulation with a CPU method.
     ///   - "internal error (a bug in cmsc, please report it): " — a bug; "...: panic: ..." if a
     ///     panic was caught, which also marks the handle unusable (see the conventions above).
     ///   - "factorization of M + h^2 L failed: " — the implicit step's matrix could not be
-    ///     factored.
+    ///     assembled or analysed (out of memory). A matrix that rounding made singular is
+    ///     CMSC_INVALID_ARGUMENT ("stiffness", naming the vertex).
+    ///
+    /// Before CMSC_DEVICE_FAILURE was appended, GPU failures at run time came here too.
     CMSC_INTERNAL = 4,
+    /// A CUDA call failed at run time in a GPU method (out of device memory, a kernel launch
+    /// failure, a lost or reset device; at cmsc_create, also NVRTC failing to compile
+    /// kernels/... with its log); cmsc_last_error() starts with "GPU error: ". A device
+    /// failure, not a bug: the simulation keeps its last good step (cmsc_step stops before the
+    /// step that failed) and the handle stays usable, but the device may fail again; to go on,
+    /// recreate the simulation with a CPU method.
+    CMSC_DEVICE_FAILURE = 5,
 }
 
 /// Coulomb methods for `CmscParams.coulomb`.
@@ -125,22 +131,35 @@ impl From<Error> for FfiError {
     fn from(e: Error) -> Self {
         let status = match e {
             Error::InvalidArgument { .. } => CmscStatus::CMSC_INVALID_ARGUMENT,
+            Error::Singular { .. } => CmscStatus::CMSC_INVALID_ARGUMENT,
             Error::Diverged { .. } => CmscStatus::CMSC_DIVERGED,
             Error::Factorization(_) => CmscStatus::CMSC_INTERNAL,
             // every reason (driver, device, NVRTC, architecture): the message names it
             Error::GpuUnavailable { .. } => CmscStatus::CMSC_UNAVAILABLE,
-            // a device failure at run time, told apart from a bug by its message ("GPU error: ")
-            Error::Gpu(_) => CmscStatus::CMSC_INTERNAL,
+            Error::Gpu(_) => CmscStatus::CMSC_DEVICE_FAILURE,
             Error::Internal(_) => CmscStatus::CMSC_INTERNAL,
         };
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(": ");
-            message.push_str(&s.to_string());
-            source = s.source();
-        }
-        FfiError { status, message }
+        // cmsc-core's errors carry no source: the message is the whole story
+        FfiError { status, message: e.to_string() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each core error lands on its own status: a device failure is neither a bug nor bad input.
+    #[test]
+    fn core_errors_map_to_their_statuses() {
+        let status = |e: Error| FfiError::from(e).status;
+        assert_eq!(status(Error::Gpu("launch failed".into())), CmscStatus::CMSC_DEVICE_FAILURE);
+        assert_eq!(status(Error::Internal("bug".into())), CmscStatus::CMSC_INTERNAL);
+        assert_eq!(status(Error::Singular { vertex: 3 }), CmscStatus::CMSC_INVALID_ARGUMENT);
+        let diverged =
+            Error::Diverged { step: 2, time: 0.1, cause: cmsc_core::Divergence::NonFinite { vertex: 7 } };
+        let e = FfiError::from(diverged);
+        assert_eq!(e.status, CmscStatus::CMSC_DIVERGED);
+        assert!(e.message.contains("vertex 7 reached a non-finite"), "{}", e.message);
     }
 }
 

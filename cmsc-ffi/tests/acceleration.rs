@@ -9,7 +9,7 @@ use std::ptr;
 
 use cmsc::CmscStatus::*;
 use cmsc::*;
-use common::{last_error, params, positions};
+use common::{create, distance, grid, last_error, params, positions, step_read_destroy};
 
 const SIDE: usize = 8;
 
@@ -17,33 +17,11 @@ const SIDE: usize = 8;
 /// and its diagonals, one edge pinned: it swings down under gravity.
 fn cloth(iterations: u32) -> *mut CmscSim {
     let n = SIDE * SIDE;
-    let x: Vec<f64> = (0..n).flat_map(|i| [(i % SIDE) as f64 * 0.1, (i / SIDE) as f64 * 0.1, 0.0]).collect();
-    let m = vec![1e-3; n];
-    let mut springs = Vec::new();
-    for r in 0..SIDE {
-        for c in 0..SIDE {
-            let i = (r * SIDE + c) as u32;
-            if c + 1 < SIDE {
-                springs.extend([i, i + 1]);
-            }
-            if r + 1 < SIDE {
-                springs.extend([i, i + SIDE as u32]);
-            }
-            if c + 1 < SIDE && r + 1 < SIDE {
-                springs.extend([i, i + SIDE as u32 + 1]);
-            }
-        }
-    }
-    let k = vec![50.0; springs.len() / 2];
+    let (x, springs) = grid(SIDE, 0.1, true);
     let mut p = params();
     p.iterations = iterations;
     p.coulomb = CmscCoulomb::CMSC_COULOMB_OFF as u32;
-    let mut sim = ptr::null_mut();
-    // SAFETY: arrays are valid for their lengths.
-    let st = unsafe {
-        cmsc_create(x.as_ptr(), n, m.as_ptr(), springs.as_ptr(), springs.len() / 2, k.as_ptr(), &p, &mut sim)
-    };
-    assert_eq!(st, CMSC_OK, "{}", last_error());
+    let sim = create(&x, &vec![1e-3; n], &springs, &vec![50.0; springs.len() / 2], &p);
     let pins: Vec<u32> = (0..SIDE as u32).collect();
     // SAFETY: a live handle; `pins` holds SIDE indices.
     assert_eq!(unsafe { cmsc_set_pins(sim, pins.as_ptr(), pins.len()) }, CMSC_OK);
@@ -57,16 +35,7 @@ fn run(iterations: u32, enabled: Option<u32>) -> Vec<f64> {
         // SAFETY: a live handle.
         assert_eq!(unsafe { cmsc_set_acceleration(sim, e) }, CMSC_OK, "{}", last_error());
     }
-    // SAFETY: a live handle.
-    assert_eq!(unsafe { cmsc_step(sim, 20) }, CMSC_OK, "{}", last_error());
-    let x = positions(sim, SIDE * SIDE);
-    // SAFETY: a handle from cmsc_create.
-    unsafe { cmsc_destroy(sim) };
-    x
-}
-
-fn distance(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max)
+    step_read_destroy(sim, 20, SIDE * SIDE)
 }
 
 #[test]

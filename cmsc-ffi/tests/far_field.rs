@@ -9,7 +9,7 @@ use std::ptr;
 
 use cmsc::CmscStatus::*;
 use cmsc::*;
-use common::{last_error, params, positions};
+use common::{create, distance, grid, last_error, params, positions, step_read_destroy};
 
 const SIDE: usize = 24;
 
@@ -17,32 +17,12 @@ const SIDE: usize = 24;
 /// vertex charged 10 nC, so that it spreads by its own repulsion; Coulomb by `coulomb`.
 fn sheet(coulomb: CmscCoulomb) -> *mut CmscSim {
     let n = SIDE * SIDE;
-    let x: Vec<f64> =
-        (0..n).flat_map(|i| [(i % SIDE) as f64 * 0.02, (i / SIDE) as f64 * 0.02, 0.0]).collect();
-    let m = vec![1e-3; n];
-    let mut springs = Vec::new();
-    for r in 0..SIDE {
-        for c in 0..SIDE {
-            let i = (r * SIDE + c) as u32;
-            if c + 1 < SIDE {
-                springs.extend([i, i + 1]);
-            }
-            if r + 1 < SIDE {
-                springs.extend([i, i + SIDE as u32]);
-            }
-        }
-    }
-    let k = vec![10.0; springs.len() / 2];
+    let (x, springs) = grid(SIDE, 0.02, false);
     let mut p = params();
     p.gravity = [0.0; 3];
     p.coulomb = coulomb as u32;
     p.grid_points = 200;
-    let mut sim = ptr::null_mut();
-    // SAFETY: arrays are valid for their lengths.
-    let st = unsafe {
-        cmsc_create(x.as_ptr(), n, m.as_ptr(), springs.as_ptr(), springs.len() / 2, k.as_ptr(), &p, &mut sim)
-    };
-    assert_eq!(st, CMSC_OK, "{}", last_error());
+    let sim = create(&x, &vec![1e-3; n], &springs, &vec![10.0; springs.len() / 2], &p);
     let q = vec![1e-8; n];
     // SAFETY: a live handle; `q` holds n charges.
     assert_eq!(unsafe { cmsc_set_charges(sim, q.as_ptr(), n) }, CMSC_OK);
@@ -56,16 +36,7 @@ fn run(coulomb: CmscCoulomb, interval: Option<u32>) -> Vec<f64> {
         // SAFETY: a live handle.
         assert_eq!(unsafe { cmsc_set_far_field_interval(sim, k) }, CMSC_OK, "{}", last_error());
     }
-    // SAFETY: a live handle.
-    assert_eq!(unsafe { cmsc_step(sim, 30) }, CMSC_OK, "{}", last_error());
-    let x = positions(sim, SIDE * SIDE);
-    // SAFETY: a handle from cmsc_create.
-    unsafe { cmsc_destroy(sim) };
-    x
-}
-
-fn distance(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max)
+    step_read_destroy(sim, 30, SIDE * SIDE)
 }
 
 #[test]

@@ -48,6 +48,7 @@ fn header_has_the_contract_names() {
         "CMSC_DIVERGED = 2",
         "CMSC_UNAVAILABLE = 3",
         "CMSC_INTERNAL = 4",
+        "CMSC_DEVICE_FAILURE = 5",
         "CMSC_COULOMB_AUTO = 5",
         "CMSC_INTEGRATOR_VERLET = 1",
         "CmscStatus cmsc_create(",

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from common import K_C, Trajectory, blown_up, energies, sample_steps
+from fmm3d_c import Fmm3dC
 
 
 def _preload_mpi():
@@ -269,29 +270,11 @@ def _fmm3d():
         return _FMM
     path = os.environ.get("FMM3D_LIB")
     if path:
-        lib = ctypes.CDLL(path)
-        fn = lib.lfmm3d_s_c_g_
-        p_double, p_int64 = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int64)
-        fn.restype = None
-        fn.argtypes = [p_double, p_int64, p_double, p_double, p_double, p_double, p_int64]
-
-        def gradient(x, charges, eps):
-            src = np.ascontiguousarray(x, dtype=np.float64)
-            q = np.ascontiguousarray(charges, dtype=np.float64)
-            pot, grad, ier = np.empty(len(src)), np.empty((len(src), 3)), ctypes.c_int64(0)
-            fn(ctypes.byref(ctypes.c_double(eps)), ctypes.byref(ctypes.c_int64(len(src))),
-               *(a.ctypes.data_as(p_double) for a in (src, q, pot, grad)), ctypes.byref(ier))
-            if ier.value != 0:
-                raise RuntimeError(f"FMM3D lfmm3d_s_c_g: ier = {ier.value} (eps = {eps}, n = {len(src)})")
-            return pot, grad
-
-        lib.omp_get_max_threads.restype = ctypes.c_int  # libgomp, a dependency of the build
-        info = Path(path).resolve().parent.parent / "PKG-INFO"  # the sdist's metadata
-        version = next((line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
-                        if line.startswith("Version:")), "?") if info.is_file() else "?"
-        build = (f"FMM3D {version} built from source with OpenMP and its vectorised kernels "
+        fmm = Fmm3dC(path)
+        gradient = fmm.gradient
+        build = (f"FMM3D {fmm.version()} built from source with OpenMP and its vectorised kernels "
                  f"(`make fmm3d`: `make lib FAST_KER=ON`, gfortran -O3 -march=native; {path}), "
-                 f"{lib.omp_get_max_threads()} OpenMP threads")
+                 f"{fmm.openmp_threads()} OpenMP threads")
     else:
         from importlib.metadata import version
 

@@ -5,8 +5,37 @@ use parry3d_f64::query::{PointQuery, Ray};
 use parry3d_f64::shape::{CompositeShapeRef, FeatureId, TriMesh, TriMeshFlags};
 use rayon::prelude::*;
 
+use super::geometry::{check_triangles, triangle_normal};
+use super::respond;
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};
+
+/// Whether a mesh bounds a volume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Surface {
+    /// Every edge is shared by exactly two triangles: no vertex may end a step inside.
+    Closed,
+    /// A sheet (or several): only its sides count.
+    Open,
+}
+
+/// Whether the obstacles moved for the step being taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Motion {
+    /// Moved to their positions at this step's end: the step runs in their frame.
+    Moving,
+    /// Still during this step.
+    Still,
+}
+
+/// Whether a move is the first for its step or replaces one made for the same step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Move {
+    /// The first move for this step: its displacement starts where the obstacle is now.
+    First,
+    /// Moved again before the step: the earlier move's displacement is kept.
+    Again,
+}
 
 /// How many times a vertex is moved off the surface after its first contact, for points near
 /// corners or between close faces (each pass moves it off the nearest face). 4: a vertex in the
@@ -31,9 +60,8 @@ pub struct MeshCollider {
     pub thickness: Real,
     /// Friction in `[0, 1]`: the fraction of tangential motion removed on contact.
     pub friction: Real,
-    /// Every edge is shared by exactly two triangles: the mesh bounds a volume, inside which no
-    /// vertex may end a step.
-    closed: bool,
+    /// Whether the mesh bounds a volume, inside which no vertex may end a step.
+    surface: Surface,
     /// The largest `|X_{t+1} − X_t|` (m).
     max_displacement: Real,
 }
@@ -45,7 +73,7 @@ impl std::fmt::Debug for MeshCollider {
             .field("vertices", &self.global.len())
             .field("thickness", &self.thickness)
             .field("friction", &self.friction)
-            .field("closed", &self.closed)
+            .field("surface", &self.surface)
             .finish()
     }
 }
@@ -95,29 +123,6 @@ pub struct MeshColliders {
     /// The step (count of completed steps) whose end the last move's positions are for; the
     /// obstacles are still during other steps.
     pub(crate) moved_for_step: Option<u64>,
-}
-
-/// Unit normal of a triangle, or `None` if its area is zero (relative to its longest edge).
-pub(crate) fn triangle_normal(a: &Vec3, b: &Vec3, c: &Vec3) -> Option<Vec3> {
-    let cross = (b - a).cross(&(c - a));
-    let longest = (b - a).norm_squared().max((c - b).norm_squared()).max((a - c).norm_squared());
-    // 1e-12: a sliver whose height is 10⁻¹² of its longest edge is degenerate in f64 normals
-    (cross.norm() > 1e-12 * longest).then(|| cross.normalize())
-}
-
-/// Validates triangles (in range, three distinct corners, non-zero area) against `vertices`.
-pub(crate) fn check_triangles(name: &'static str, triangles: &[[u32; 3]], vertices: &[Vec3]) -> Result<()> {
-    let n = vertices.len();
-    for (t, tri) in triangles.iter().enumerate() {
-        if let Some(&i) = tri.iter().find(|&&i| i as usize >= n) {
-            return Err(Error::invalid(name, Some(t), format!("vertex index {i} is out of range (n = {n})")));
-        }
-        let [a, b, c] = tri.map(|i| vertices[i as usize]);
-        if tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2] || triangle_normal(&a, &b, &c).is_none() {
-            return Err(Error::invalid(name, Some(t), format!("{tri:?} is degenerate (zero area)")));
-        }
-    }
-    Ok(())
 }
 
 fn point(v: &Vec3) -> Point<Real> {
@@ -219,7 +224,7 @@ impl MeshColliders {
         }
         // moved again before the step: the step's motion runs from where they were after the
         // last step, so the earlier move's displacement is kept
-        let again = self.moved_for_step == Some(step);
+        let again = if self.moved_for_step == Some(step) { Move::Again } else { Move::First };
         let meshes = self.meshes.iter().map(|m| m.moved(vertices, again)).collect::<Result<_>>()?;
         Ok(MeshColliders { meshes, n_vertices: self.n_vertices, moved_for_step: Some(step) })
     }
@@ -246,7 +251,7 @@ impl MeshColliders {
         if self.meshes.is_empty() {
             return 0;
         }
-        let moving = self.moved_for_step == Some(step);
+        let motion = if self.moved_for_step == Some(step) { Motion::Moving } else { Motion::Still };
         x.par_iter_mut()
             .zip(v.par_iter_mut())
             .enumerate()
@@ -254,7 +259,7 @@ impl MeshColliders {
             .map(|(i, (p, vi))| {
                 let mut touched = false;
                 for m in &self.meshes {
-                    touched |= m.project_vertex(x_old[i], p, vi, h, moving);
+                    touched |= m.project_vertex(x_old[i], p, vi, h, motion);
                 }
                 touched as usize
             })
@@ -305,7 +310,7 @@ impl MeshCollider {
         global.dedup();
         let local = |g: u32| global.binary_search(&g).expect("every corner is in `global`") as u32;
         let mut indices: Vec<[u32; 3]> = triangles.iter().map(|t| t.map(local)).collect();
-        let closed = is_closed(&indices);
+        let surface = if is_closed(&indices) { Surface::Closed } else { Surface::Open };
         let pts: Vec<Point<Real>> = global.iter().map(|&g| point(&vertices[g as usize])).collect();
         // the inside test needs outward normals: a closed mesh with negative signed volume
         // Σ a·(b × c)/6 is wound inward, and is turned
@@ -314,16 +319,16 @@ impl MeshCollider {
             .map(|t| t.map(|i| pts[i as usize].coords))
             .map(|[a, b, c]| a.dot(&b.cross(&c)))
             .sum();
-        if closed && volume < 0.0 {
+        if surface == Surface::Closed && volume < 0.0 {
             indices.iter_mut().for_each(|t| t.swap(1, 2));
         }
-        let mesh = build(pts, indices, closed)?;
+        let mesh = build(pts, indices, surface)?;
         let displacement = vec![Vec3::zeros(); global.len()];
-        Ok(MeshCollider { mesh, displacement, global, thickness, friction, closed, max_displacement: 0.0 })
+        Ok(MeshCollider { mesh, displacement, global, thickness, friction, surface, max_displacement: 0.0 })
     }
 
-    /// A copy at `vertices`; `again`: already moved for the same step.
-    fn moved(&self, vertices: &[Vec3], again: bool) -> Result<Self> {
+    /// A copy at `vertices`.
+    fn moved(&self, vertices: &[Vec3], again: Move) -> Result<Self> {
         let pts: Vec<Point<Real>> = self.global.iter().map(|&g| point(&vertices[g as usize])).collect();
         for (t, tri) in self.mesh.indices().iter().enumerate() {
             let [a, b, c] = tri.map(|i| pts[i as usize].coords);
@@ -336,7 +341,7 @@ impl MeshCollider {
                 ));
             }
         }
-        let earlier = |k: usize| if again { self.displacement[k] } else { Vec3::zeros() };
+        let earlier = |k: usize| if again == Move::Again { self.displacement[k] } else { Vec3::zeros() };
         let displacement: Vec<Vec3> = pts
             .iter()
             .zip(self.mesh.vertices())
@@ -344,13 +349,13 @@ impl MeshCollider {
             .map(|(k, (new, old))| new - old + earlier(k))
             .collect();
         let max_displacement = displacement.iter().map(|d| d.norm()).fold(0.0, Real::max);
-        let mesh = build(pts, self.mesh.indices().to_vec(), self.closed)?;
+        let mesh = build(pts, self.mesh.indices().to_vec(), self.surface)?;
         Ok(MeshCollider { mesh, displacement, max_displacement, global: self.global.clone(), ..*self })
     }
 
     /// Whether the mesh bounds a volume (every edge shared by two triangles).
     pub fn is_closed(&self) -> bool {
-        self.closed
+        self.surface == Surface::Closed
     }
 
     /// Number of triangles.
@@ -369,8 +374,9 @@ impl MeshCollider {
     }
 
     /// Stages 1–4 of the [`MeshColliders`] docs for one vertex; returns whether it touched.
-    fn project_vertex(&self, x_old: Vec3, p: &mut Vec3, v: &mut Vec3, h: Real, moving: bool) -> bool {
+    fn project_vertex(&self, x_old: Vec3, p: &mut Vec3, v: &mut Vec3, h: Real, motion: Motion) -> bool {
         let d = self.thickness + CONTACT_EPSILON;
+        let moving = motion == Motion::Moving;
         let drift = if moving { self.max_displacement } else { 0.0 };
         let lo = x_old.inf(p) - Vec3::repeat(d + drift);
         let hi = x_old.sup(p) + Vec3::repeat(d + drift);
@@ -410,11 +416,7 @@ impl MeshCollider {
         }
         let Some(n) = normal else { return false };
         // 4. response, relative to the obstacle
-        let disp = *p - s;
-        *p -= (disp - n * n.dot(&disp)) * self.friction;
-        let rel = *v - u;
-        let vn = n.dot(&rel);
-        *v = u + n * vn.max(0.0) + (rel - n * vn) * (1.0 - self.friction);
+        respond(n, s, u, p, v, self.friction);
         // friction may have moved it back within reach of a face
         self.push_out(p);
         true
@@ -427,7 +429,7 @@ impl MeshCollider {
         let mut first = None;
         for _ in 0..PASSES {
             let (proj, feature) = self.mesh.project_local_point_and_get_feature(&point(p));
-            let inside = self.closed && proj.is_inside;
+            let inside = self.surface == Surface::Closed && proj.is_inside;
             let r = *p - proj.point.coords;
             let dist = r.norm();
             // `d` itself counts as touching: `p` was placed there and stays put
@@ -463,8 +465,11 @@ impl MeshCollider {
 }
 
 /// A parry `TriMesh` (with its BVH); closed meshes are `ORIENTED` for inside tests.
-fn build(pts: Vec<Point<Real>>, indices: Vec<[u32; 3]>, closed: bool) -> Result<TriMesh> {
-    let flags = if closed { TriMeshFlags::ORIENTED } else { TriMeshFlags::empty() };
+fn build(pts: Vec<Point<Real>>, indices: Vec<[u32; 3]>, surface: Surface) -> Result<TriMesh> {
+    let flags = match surface {
+        Surface::Closed => TriMeshFlags::ORIENTED,
+        Surface::Open => TriMeshFlags::empty(),
+    };
     TriMesh::with_flags(pts, indices, flags)
         .map_err(|e| Error::invalid("triangles", None, format!("cannot build the collider mesh: {e}")))
 }

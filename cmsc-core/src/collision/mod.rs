@@ -6,7 +6,27 @@
 //! self-collision of the simulated mesh ([`SelfCollision`]), the ground and spheres
 //! ([`Colliders`], here), and triangle-mesh obstacles ([`MeshColliders`]); the obstacles come
 //! last so that no simulated vertex ends a step inside one.
+//!
+//! ## One contact law
+//! The ground, the spheres and the mesh obstacles share one response, `respond`: at a contact
+//! with outward normal `n`, on a surface moving at `u` (zero for the ground and spheres), with
+//! `s` the vertex's start in the surface's frame, the tangential part of `p − s` is scaled by
+//! `1 − friction`; of the velocity relative to the surface `v − u`, the part into the surface is
+//! removed (perfectly inelastic) and the tangential part is scaled by `1 − friction`.
+//!
+//! ## Where self-collision differs, and why
+//! Self-collision does not apply that law. A vertex it moves gets the velocity
+//! `v = (x_{t+1} − x_t)/h` of its corrected position, with no friction: both sides of a
+//! self-contact move (each vertex takes its own share in Jacobi passes, see
+//! [`SelfCollision`]), so there is no surface velocity `u` to be relative to and no single
+//! normal per contact; the velocity of the corrected positions keeps state and velocity
+//! consistent (the next step's inertia `x + h v` continues the corrected motion) and is
+//! inelastic along the separation, which is what the law above gives for a still surface.
+//!
+//! Triangle geometry (normals, validation, closest points via parry) lives in the leaf module
+//! `geometry`, used by both the mesh obstacles and self-collision.
 
+mod geometry;
 mod mesh;
 mod self_contact;
 
@@ -94,7 +114,7 @@ impl Colliders {
             if let Some(z0) = self.ground {
                 if x[i].z < z0 {
                     x[i].z = z0;
-                    respond(Vec3::z(), x_old[i], &mut x[i], &mut v[i], friction);
+                    respond(Vec3::z(), x_old[i], Vec3::zeros(), &mut x[i], &mut v[i], friction);
                     touched = true;
                 }
             }
@@ -104,7 +124,7 @@ impl Colliders {
                 if dist < s.radius {
                     let normal = if dist > 0.0 { r / dist } else { Vec3::z() };
                     x[i] = s.center + normal * s.radius;
-                    respond(normal, x_old[i], &mut x[i], &mut v[i], friction);
+                    respond(normal, x_old[i], Vec3::zeros(), &mut x[i], &mut v[i], friction);
                     // friction may have pulled the point back inside along the tangent
                     let r = x[i] - s.center;
                     if r.norm() < s.radius {
@@ -119,15 +139,17 @@ impl Colliders {
     }
 }
 
-/// Contact response at a surface with outward `normal`: tangential displacement since `x_old`
-/// and tangential velocity scaled by `1 − friction`; inward normal velocity removed.
-fn respond(normal: Vec3, x_old: Vec3, x: &mut Vec3, v: &mut Vec3, friction: Real) {
-    let disp = *x - x_old;
-    let tangential = disp - normal * normal.dot(&disp);
-    *x -= tangential * friction;
-    let vn = normal.dot(v);
-    let vt = *v - normal * vn;
-    *v = normal * vn.max(0.0) + vt * (1.0 - friction);
+/// The contact law of the module docs, for the ground, spheres and mesh obstacles: at a surface
+/// with outward unit `normal` moving at `u` (m/s), with `s` (m) the vertex's start in the
+/// surface's frame, the tangential displacement `p − s` and the tangential velocity relative to
+/// the surface are scaled by `1 − friction`; the relative velocity into the surface is removed.
+/// `p` (m) and `v` (m/s) are corrected in place.
+fn respond(normal: Vec3, s: Vec3, u: Vec3, p: &mut Vec3, v: &mut Vec3, friction: Real) {
+    let disp = *p - s;
+    *p -= (disp - normal * normal.dot(&disp)) * friction;
+    let rel = *v - u;
+    let vn = normal.dot(&rel);
+    *v = u + normal * vn.max(0.0) + (rel - normal * vn) * (1.0 - friction);
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@ use parry3d_f64::math::Point;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy};
 use rayon::prelude::*;
 
-use super::mesh::{check_triangles, triangle_normal};
+use parry3d_f64::shape::TrianglePointLocation;
+
+use super::geometry::{check_triangles, closest_on_triangle, triangle_normal};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -252,8 +254,8 @@ impl SelfCollision {
             let [a, b, c] = tri.map(|k| x[k as usize]);
             let [a0, b0, c0] = tri.map(|k| x_old[k as usize]);
             let Some(n) = triangle_normal(&a, &b, &c) else { continue };
-            let (q, in_face) = closest_on_triangle(p, &a, &b, &c);
-            if in_face {
+            let (q, location) = closest_on_triangle(p, &a, &b, &c);
+            if let TrianglePointLocation::OnFace(..) = location {
                 let eta = (*p - a).dot(&n);
                 let side0 = triangle_normal(&a0, &b0, &c0).map_or(0.0, |n0| (p0 - a0).dot(&n0));
                 // on the plane at the start: the side it is moving away from
@@ -354,54 +356,9 @@ fn segment_parameters(p0: &Vec3, p1: &Vec3, q0: &Vec3, q1: &Vec3) -> (Real, Real
     (s, t)
 }
 
-/// The closest point to `p` on triangle `(a, b, c)` and whether it lies inside the face (not on
-/// an edge or corner): Ericson, *Real-Time Collision Detection*, §5.1.5 (Voronoi regions).
-pub(crate) fn closest_on_triangle(p: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> (Vec3, bool) {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return (*a, false);
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return (*b, false);
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return (a + ab * (d1 / (d1 - d3)), false);
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return (*c, false);
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return (a + ac * (d2 / (d2 - d6)), false);
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return (b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))), false);
-    }
-    let denom = 1.0 / (va + vb + vc);
-    (a + ab * (vb * denom) + ac * (vc * denom), true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn closest_point_regions() {
-        let (a, b, c) = (Vec3::zeros(), Vec3::x(), Vec3::y());
-        let (q, inside) = closest_on_triangle(&Vec3::new(0.2, 0.2, 1.0), &a, &b, &c);
-        assert!(inside && (q - Vec3::new(0.2, 0.2, 0.0)).norm() < 1e-15);
-        let (q, inside) = closest_on_triangle(&Vec3::new(-1.0, -1.0, 0.5), &a, &b, &c);
-        assert!(!inside && q == a);
-        let (q, inside) = closest_on_triangle(&Vec3::new(0.5, -1.0, 0.0), &a, &b, &c);
-        assert!(!inside && (q - Vec3::new(0.5, 0.0, 0.0)).norm() < 1e-15);
-    }
 
     /// Two edges 3 cm apart that fall 4 cm together while one turns through parallel to the
     /// other: their lines' normal, hence the sign of η, flips, but they never come near each

@@ -153,6 +153,12 @@ pub trait FieldSolver: Send {
     /// mix (the adaptive [`Ddef`] weighs its far-field gather by `1/steps` against its near
     /// field). The default ignores it.
     fn set_far_field_interval(&mut self, _steps: u32) {}
+
+    /// The grid size `m` the next whole evaluation will use, for a backend with a grid
+    /// ([`Ddef`]: adaptive or fixed); `None` (the default) for one without.
+    fn grid_size(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// DDEF's far-field gather, [Paper](crate#references) Eq. (9) (Alg. 1, line 4), run somewhere

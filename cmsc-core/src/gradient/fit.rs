@@ -82,7 +82,7 @@ pub fn fit(
     target: &[Vec3],
     options: &FitOptions,
 ) -> Result<FitReport> {
-    let n_groups = groups.len();
+    let n_groups = groups.n_groups();
     if initial_charges.len() != n_groups {
         return Err(Error::invalid(
             "group_charges",

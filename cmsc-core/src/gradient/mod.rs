@@ -59,14 +59,16 @@ pub use fit::{fit, FitOptions, FitReport};
 use adjoint::Adjoints;
 
 use crate::coulomb::FieldMethod;
+use crate::counters::StepTimings;
 use crate::error::{Error, Result};
 use crate::integrator::{imex_iterate, imex_start, LocalBuffers, Now};
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
-use crate::model::{Acceleration, Integrator, Model};
+use crate::model::{Integrator, Model};
 use crate::springs::local_step;
+use crate::state::State;
+use crate::step::Mode;
 use crate::system::System;
-use crate::{State, StepTimings};
 
 /// Largest tape a rollout may allocate (bytes); beyond it the call is refused with the figure,
 /// rather than exhausting memory.
@@ -103,14 +105,9 @@ impl ChargeGroups {
         Ok(ChargeGroups { weights: weights.to_vec(), n_groups, n })
     }
 
-    /// Number of groups.
-    pub fn len(&self) -> usize {
+    /// Number of groups (at least one).
+    pub fn n_groups(&self) -> usize {
         self.n_groups
-    }
-
-    /// Always false: a [`ChargeGroups`] has at least one group.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// Number of vertices the weights are for.
@@ -121,7 +118,7 @@ impl ChargeGroups {
     /// Vertex charges `q_i = Σ_g w_gi Q_g` (C).
     ///
     /// # Panics
-    /// If `charges.len() != self.len()`.
+    /// If `charges.len() != self.n_groups()`.
     pub fn vertex_charges(&self, charges: &[Real]) -> Vec<Real> {
         assert_eq!(charges.len(), self.n_groups);
         let mut q = vec![0.0; self.n];
@@ -152,14 +149,12 @@ pub struct RolloutGradient {
     pub final_positions: Vec<Vec3>,
 }
 
-/// What a rollout changes, restored afterwards: the state, the charges, the spring directions
-/// the stepper keeps across steps, the acceleration setting and the far-field interval.
+/// What a rollout changes, restored afterwards: the state, the charges and the spring
+/// directions the stepper keeps across steps.
 struct Saved {
     state: State,
     charge: Vec<Real>,
     d: Vec<Vec3>,
-    acceleration: Acceleration,
-    far_field_interval: u32,
 }
 
 impl System {
@@ -168,17 +163,14 @@ impl System {
             state: self.state.clone(),
             charge: self.model.charge.clone(),
             d: self.stepper.directions().to_vec(),
-            acceleration: self.model.params.acceleration,
-            far_field_interval: self.model.params.far_field_interval,
         }
     }
 
     fn restore(&mut self, s: Saved) {
         (self.state, self.model.charge) = (s.state, s.charge);
-        self.model.params.acceleration = s.acceleration;
-        self.model.params.far_field_interval = s.far_field_interval;
         self.stepper.set_directions(s.d);
-        self.stepper.positions_edited();
+        self.stepper.set_mode(Mode::Run, &self.model.params);
+        self.stepper.sources_edited();
     }
 
     /// Runs `steps` IMEX steps from the current state with vertex charges
@@ -216,11 +208,11 @@ impl System {
                 format!("rows have {} weights for {n} vertices", groups.n_vertices()),
             ));
         }
-        if charges.len() != groups.len() {
+        if charges.len() != groups.n_groups() {
             return Err(Error::invalid(
                 "group_charges",
                 None,
-                format!("has {} values for {} groups", charges.len(), groups.len()),
+                format!("has {} values for {} groups", charges.len(), groups.n_groups()),
             ));
         }
         if let Some(g) = charges.iter().position(|q| !q.is_finite()) {
@@ -251,8 +243,7 @@ impl System {
         let saved = self.save();
         // The rollout and its adjoint run plain iterations (module docs, "Acceleration") and
         // evaluate the whole field every step: the adjoint differentiates `q(x_t)`.
-        self.model.params.acceleration = Acceleration::Plain;
-        self.model.params.far_field_interval = 1;
+        self.stepper.set_mode(Mode::Rollout, &self.model.params);
         let result = self
             .set_charges(&groups.vertex_charges(charges))
             .and_then(|()| self.rollout(steps, groups, target));

@@ -22,13 +22,14 @@
 
 use rayon::prelude::*;
 
-use super::accel::{inertial_objective, objective, Anderson};
-use super::{Next, Now};
-use crate::counters::{timed, StepTimings};
+use super::accel::{inertial_objective, objective, Anderson, ANDERSON_WINDOW};
+use super::{Explicit, Integrate, Iterations, Next, Now};
+use crate::counters::{timed, StepCounts, StepTimings};
+use crate::error::Result;
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
 use crate::model::{Acceleration, Damping, Model};
-use crate::springs::{gather_jd, local_step_energy};
+use crate::springs::{gather_jd, local_step_energy, Springs};
 
 /// The local step's outputs, reused across iterations: spring directions `d` (one per spring)
 /// and their gather `J d` (one per vertex).
@@ -37,58 +38,147 @@ pub(crate) struct LocalBuffers<'a> {
     pub jd: &'a mut [Vec3],
 }
 
-/// Per-step buffers of the IMEX step: the inertial prediction `y`, the local step's, and the
-/// acceleration's history.
-pub(crate) struct ImexBuffers<'a> {
-    pub y: &'a mut [Vec3],
-    pub d: &'a mut [Vec3],
-    pub jd: &'a mut [Vec3],
-    pub anderson: &'a mut Anderson,
+/// The paper's IMEX integrator with what it keeps across steps: the factorization of
+/// `M + h²L`, the spring directions `d_s` (the fallback direction of springs whose ends
+/// coincide; the adjoint reads them), the Anderson history and scratch.
+pub(crate) struct Imex {
+    /// Prefactored global matrix; `None` until first needed or after the pins changed.
+    global: Option<GlobalSolver>,
+    /// Masses, stiffness or `h` changed since the last numeric factorization.
+    stale: bool,
+    iterations: Iterations,
+    y: Vec<Vec3>,
+    d: Vec<Vec3>,
+    jd: Vec<Vec3>,
+    anderson: Anderson,
 }
 
-/// Computes `x_new` and `v_new` from `(x, v)` and the explicit forces `f_explicit` (N) under
-/// `model`, with `M + h²L` prefactored in `global`.
-pub(crate) fn advance(
+impl Imex {
+    /// The integrator for `springs` at positions `x` (the directions start along the springs).
+    pub fn new(springs: &Springs, x: &[Vec3]) -> Self {
+        let d = springs.ends().iter().map(|&[a, b]| x[a as usize] - x[b as usize]).collect();
+        Imex {
+            global: None,
+            stale: false,
+            iterations: Iterations::AsParams,
+            y: vec![Vec3::zeros(); x.len()],
+            d,
+            jd: vec![Vec3::zeros(); x.len()],
+            anderson: Anderson::new(ANDERSON_WINDOW),
+        }
+    }
+
+    /// Masses, stiffness or `h` changed: refactor numerically before the next step.
+    pub fn refactor_later(&mut self) {
+        self.stale = true;
+    }
+
+    /// Pins changed: analyse the pattern again before the next step.
+    pub fn reanalyse_later(&mut self) {
+        self.global = None;
+    }
+
+    /// Runs the iterations as the parameters say or plainly (a rollout).
+    pub fn set_iterations(&mut self, iterations: Iterations) {
+        self.iterations = iterations;
+    }
+
+    /// The spring directions `d_s` kept across steps.
+    pub fn directions(&self) -> &[Vec3] {
+        &self.d
+    }
+
+    /// Restores spring directions saved with [`Imex::directions`].
+    pub fn set_directions(&mut self, d: Vec<Vec3>) {
+        self.d = d;
+    }
+
+    /// The prefactored `M + h²L`, refreshed for `model` if an edit made it stale.
+    ///
+    /// # Errors
+    /// [`crate::Error::Factorization`] or [`crate::Error::InvalidArgument`] (`stiffness`).
+    pub fn global(&mut self, model: &Model) -> Result<&mut GlobalSolver> {
+        let (mass, springs, h) = (&model.mass, &model.springs, model.params.time_step);
+        match &mut self.global {
+            None => self.global = Some(GlobalSolver::new(mass, springs, &model.pins.pinned, h)?),
+            Some(g) if self.stale => g.refactor(mass, springs, h)?,
+            Some(_) => {}
+        }
+        self.stale = false;
+        Ok(self.global.as_mut().expect("factorization ensured above"))
+    }
+}
+
+impl Integrate for Imex {
+    fn prepare(&mut self, model: &Model) -> Result<()> {
+        self.global(model).map(|_| ())
+    }
+
+    /// `x_{t+1}`, `v_{t+1}` from `(x_t, v_t)` and `F(x_t)` (the far field held as the owner of
+    /// the forces decides).
+    fn advance(
+        &mut self,
+        model: &Model,
+        forces: &mut dyn Explicit,
+        now: Now<'_>,
+        next: Next<'_>,
+        t: &mut StepTimings,
+    ) -> Result<StepCounts> {
+        let f_explicit = forces.at_step_start(model, now.x, t)?;
+        let global = self.global.as_mut().expect("prepared before advancing");
+        let p = &model.params;
+        let scheme = match self.iterations {
+            Iterations::AsParams => p.acceleration,
+            Iterations::Plain => Acceleration::Plain,
+        };
+        let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
+        self.y.resize(x.len(), Vec3::zeros());
+        self.jd.resize(x.len(), Vec3::zeros());
+        start(model, Now { x, v }, &mut self.y, x_new);
+        let local = LocalBuffers { d: &mut self.d, jd: &mut self.jd };
+        let h = p.time_step;
+        solve(model, global, h, &self.y, f_explicit, scheme, &mut self.anderson, local, x_new, t);
+        finish(h, x, x_new, v_new);
+        Ok(StepCounts { attempts: 1, substeps: 1, coulomb_forces: 1, ..StepCounts::default() })
+    }
+}
+
+/// The `K =` [`crate::SimParams::iterations`] local/global iterations of one implicit equation
+/// `M (x − y) = h² (f_s(x) + f)` from the first iterate in `x`, plain or Anderson-accelerated
+/// ([`super::accel`]) as `scheme` says; the one place that choice is made. `h` (s) is the step
+/// of the equation `global` factors: the time step for Eq. (12), half of it for the implicit
+/// midpoint of [`super::low_dissipation`] (with `f = 0`: its kicks carry the forces).
+#[allow(clippy::too_many_arguments)] // the equation's data, its scheme and its buffers
+pub(crate) fn solve(
     model: &Model,
     global: &mut GlobalSolver,
-    now: Now<'_>,
-    f_explicit: &[Vec3],
-    buf: ImexBuffers<'_>,
-    next: Next<'_>,
-    timings: &mut StepTimings,
+    h: Real,
+    y: &[Vec3],
+    f: &[Vec3],
+    scheme: Acceleration,
+    anderson: &mut Anderson,
+    local: LocalBuffers<'_>,
+    x: &mut [Vec3],
+    t: &mut StepTimings,
 ) {
-    let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
-    let ImexBuffers { y, d, jd, anderson } = buf;
-    let p = &model.params;
-    start(model, Now { x, v }, y, x_new);
-    let pinned = &model.pins.pinned;
-    match p.acceleration {
+    let LocalBuffers { d, jd } = local;
+    let iterations = model.params.iterations as usize;
+    match scheme {
         Acceleration::Anderson => {
-            let (h, y) = (p.time_step, &*y);
-            let energy = |x: &[Vec3]| objective(&model.mass, &model.springs, h, y, f_explicit, x);
+            let energy = |x: &[Vec3]| objective(&model.mass, &model.springs, h, y, f, x);
             let plain = |x: &mut [Vec3]| {
-                let inertial = inertial_objective(&model.mass, h, y, f_explicit, x);
+                let inertial = inertial_objective(&model.mass, h, y, f, x);
                 let local = LocalBuffers { d: &mut *d, jd: &mut *jd };
-                inertial + h * h * iterate(model, global, h, y, f_explicit, local, x, timings)
+                inertial + h * h * iterate(model, global, h, y, f, local, x, t)
             };
-            anderson.run(p.iterations as usize, pinned, x_new, plain, energy);
+            anderson.run(iterations, &model.pins.pinned, x, plain, energy);
         }
         Acceleration::Plain => {
-            for _ in 0..p.iterations {
-                iterate(
-                    model,
-                    global,
-                    p.time_step,
-                    y,
-                    f_explicit,
-                    LocalBuffers { d: &mut *d, jd: &mut *jd },
-                    x_new,
-                    timings,
-                );
+            for _ in 0..iterations {
+                iterate(model, global, h, y, f, LocalBuffers { d: &mut *d, jd: &mut *jd }, x, t);
             }
         }
     }
-    finish(p.time_step, x, x_new, v_new);
 }
 
 /// The inertial prediction `y = x + h D(v)` (`D`: ether drag and relative damping, see

@@ -55,14 +55,14 @@
 
 use rayon::prelude::*;
 
-use super::accel::{inertial_objective, objective, Anderson};
-use super::imex::{iterate, LocalBuffers};
-use super::{Next, Now};
+use super::accel::Anderson;
+use super::imex::{solve, LocalBuffers};
+use super::{Explicit, Integrate, Next, Now};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::Result;
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
-use crate::model::{Acceleration, Damping, Model};
+use crate::model::{Damping, Model};
 
 /// Deepest halving of a step: at most `2^8 = 256` sub-steps, reached only around close
 /// encounters. Measured on the paper's torus at 0.01 kg per vertex and `h = 0.15 s`
@@ -114,15 +114,6 @@ impl Potential {
     }
 }
 
-/// What the step needs from the stepper: the explicit forces and the potential energy at a
-/// configuration.
-pub(crate) trait Explicit {
-    /// `F(x) = q(x) + f_ext(x)` (N) into `out`.
-    fn forces(&mut self, x: &[Vec3], out: &mut [Vec3]) -> Result<()>;
-    /// The potential energy terms at `x`.
-    fn potential(&mut self, x: &[Vec3]) -> Result<Potential>;
-}
-
 /// The explicit forces and potential at the state's positions, from the last step.
 #[derive(Debug, Default)]
 struct AtState {
@@ -167,6 +158,10 @@ pub(crate) struct LowDissipation {
     pin_end: Vec<Vec3>,
     /// The drift's accelerated iterations (`SimParams::acceleration`).
     anderson: Anderson,
+    /// Spring directions `d_s` (kept across steps as the fallback direction of springs whose
+    /// ends coincide) and their gather `J d`.
+    d: Vec<Vec3>,
+    jd: Vec<Vec3>,
 }
 
 impl LowDissipation {
@@ -193,17 +188,12 @@ impl LowDissipation {
         self.target
     }
 
-    /// The step was committed; `moved` when colliders moved vertices after the integrator (the
-    /// forces at the new positions are then computed again by the next step).
-    pub fn commit(&mut self) {
-        self.target = Some(self.pending.target);
-        self.last = self.pending.end;
-        std::mem::swap(&mut self.at_state.force, &mut self.fc);
-        self.at_state.potential = self.pending.potential;
-        self.at_state.valid = true;
-    }
-
-    fn resize(&mut self, n: usize) {
+    fn resize(&mut self, model: &Model, x: &[Vec3]) {
+        let n = x.len();
+        if self.d.len() != model.springs.len() {
+            self.d = model.springs.ends().iter().map(|&[a, b]| x[a as usize] - x[b as usize]).collect();
+        }
+        self.jd.resize(n, Vec3::zeros());
         for b in [
             &mut self.xc,
             &mut self.vc,
@@ -219,30 +209,32 @@ impl LowDissipation {
             b.resize(n, Vec3::zeros());
         }
     }
+}
+
+impl Integrate for LowDissipation {
+    fn prepare(&mut self, _model: &Model) -> Result<()> {
+        Ok(()) // the levels are factored when first needed, timed there
+    }
 
     /// Advances `now` by one step `h` (with as many halvings as the safeguard asks) into `next`;
-    /// pinned vertices end on their targets. Call [`LowDissipation::commit`] once the step is
-    /// accepted.
-    ///
-    /// # Errors
-    /// Factorization errors for a new halving level; errors of `explicit`.
-    pub fn advance(
+    /// pinned vertices end on their targets. [`Integrate::commit`] adopts it.
+    fn advance(
         &mut self,
         model: &Model,
         explicit: &mut dyn Explicit,
         now: Now<'_>,
-        local: LocalBuffers<'_>,
         next: Next<'_>,
         t: &mut StepTimings,
     ) -> Result<StepCounts> {
-        let (Now { x, v }, LocalBuffers { d, jd }) = (now, local);
+        let Now { x, v } = now;
         let (mass, h) = (&model.mass, model.params.time_step);
         let mut counts = StepCounts::default();
-        self.resize(x.len());
+        self.resize(model, x);
+        let (d, jd) = (&mut self.d, &mut self.jd);
         // F(xₙ) and U(xₙ): from the last step unless something was edited since
         if !self.at_state.valid {
-            explicit.forces(x, &mut self.at_state.force)?;
-            self.at_state.potential = explicit.potential(x)?;
+            explicit.forces(model, x, &mut self.at_state.force, t)?;
+            self.at_state.potential = explicit.potential(model, x, t)?;
             counts.coulomb_forces += 1;
             counts.coulomb_potentials += 1;
         }
@@ -295,8 +287,8 @@ impl LowDissipation {
                 Next { x: &mut self.xn, v: &mut self.vn },
                 t,
             );
-            explicit.forces(&self.xn, &mut self.fn_)?;
-            let un = explicit.potential(&self.xn)?;
+            explicit.forces(model, &self.xn, &mut self.fn_, t)?;
+            let un = explicit.potential(model, &self.xn, t)?;
             kick(hl, mass, &model.pins.pinned, &self.fn_, &mut self.vn);
             counts.coulomb_forces += 1;
             counts.coulomb_potentials += 1;
@@ -328,6 +320,16 @@ impl LowDissipation {
         next.v.copy_from_slice(&self.vc);
         self.pending = Pending { target, end: u.total() + k_end, potential: u };
         Ok(counts)
+    }
+
+    /// Adopts the step's energy and its forces at the new positions (the next step's first
+    /// kick); when colliders moved vertices those forces are computed again.
+    fn commit(&mut self, contacts: usize) {
+        self.target = Some(self.pending.target);
+        self.last = self.pending.end;
+        std::mem::swap(&mut self.at_state.force, &mut self.fc);
+        self.at_state.potential = self.pending.potential;
+        self.at_state.valid = contacts == 0;
     }
 }
 
@@ -387,27 +389,10 @@ fn drift(
     for (&i, &end) in pins.indices.iter().zip(pin_end) {
         z[i as usize] = (x[i as usize] + end) * 0.5;
     }
-    let LocalBuffers { d, jd } = local;
-    let (half, iterations) = (0.5 * h, model.params.iterations);
-    match model.params.acceleration {
-        // the same Anderson acceleration as Eq. (12)'s iterations, on the implicit equation of
-        // step h/2 (no explicit force: the kicks carry it)
-        Acceleration::Anderson => {
-            let y = &*y;
-            let energy = |x: &[Vec3]| objective(mass, &model.springs, half, y, zero, x);
-            let plain = |x: &mut [Vec3]| {
-                let inertial = inertial_objective(mass, half, y, zero, x);
-                let local = LocalBuffers { d: &mut *d, jd: &mut *jd };
-                inertial + half * half * iterate(model, global, half, y, zero, local, x, t)
-            };
-            anderson.run(iterations as usize, &model.pins.pinned, z, plain, energy);
-        }
-        Acceleration::Plain => {
-            for _ in 0..iterations {
-                iterate(model, global, half, y, zero, LocalBuffers { d: &mut *d, jd: &mut *jd }, z, t);
-            }
-        }
-    }
+    // the same iterations as Eq. (12)'s, on the implicit equation of step h/2 (no explicit
+    // force: the kicks carry it)
+    let scheme = model.params.acceleration;
+    solve(model, global, 0.5 * h, y, zero, scheme, anderson, local, z, t);
     // xₙ₊₁ = 2z − xₙ, v⁻ = 4 (z − xₙ)/h − v⁺, written over z and v_new
     let four_over_h = 4.0 / h;
     z.par_iter_mut().zip(v_new.par_iter_mut()).enumerate().for_each(|(i, (z, vn))| {

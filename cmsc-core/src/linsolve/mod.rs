@@ -26,7 +26,7 @@
 //! stiffness or `h`, was ~4× slower (1.5 vs 0.35 s at 100K).
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::linalg::cholesky::llt::factor::LltRegularization;
+use faer::linalg::cholesky::llt::factor::{LltError::NonPositivePivot, LltRegularization};
 use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky, SymmetricOrdering,
 };
@@ -129,11 +129,6 @@ impl GlobalSolver {
         Ok(solver)
     }
 
-    /// Number of free (unpinned) vertices.
-    pub fn n_free(&self) -> usize {
-        self.free.len()
-    }
-
     /// Recomputes the numeric factorization for new masses, stiffnesses or `h` with the same
     /// springs and pins; the symbolic analysis is reused.
     ///
@@ -203,16 +198,14 @@ impl GlobalSolver {
                 MemStack::new(&mut self.scratch),
                 Default::default(),
             )
-            .map_err(|e| {
+            .map_err(|NonPositivePivot { index }| {
                 // The only numeric failure is a non-positive pivot, and M + h²L is SPD in exact
-                // arithmetic: rounding lost it, i.e. the input is too stiff for its masses.
-                Error::invalid(
-                    "stiffness",
-                    None,
-                    format!(
-                        "M + h²L is numerically singular ({e:?}): lower the stiffness or the time step, or raise the masses"
-                    ),
-                )
+                // arithmetic: rounding lost it, i.e. the input is too stiff for its masses. The
+                // pivot's index is 1-based (faer's `k + 1`) in the AMD ordering: its forward
+                // permutation maps it back to the free row, and `free` to the vertex.
+                let k = index - 1;
+                let row = symbolic.perm().map_or(k, |p| p.arrays().0[k] as usize);
+                Error::Singular { vertex: self.free[row] as usize }
             })?;
         Ok(())
     }
@@ -256,6 +249,25 @@ impl GlobalSolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A free vertex with no mass and no spring has a zero pivot wherever the fill-reducing
+    /// ordering puts it: the error names that vertex, not its place in the ordering.
+    #[test]
+    fn a_singular_pivot_names_its_vertex() {
+        let x0: Vec<Vec3> = (0..6).map(|i| Vec3::new(i as f64, (i * i) as f64, 0.0)).collect();
+        let springs = Springs::new(&x0, &[[0, 1], [1, 2], [2, 3], [0, 5], [1, 5]], &[3.0; 5]).unwrap();
+        for lonely in [4, 2] {
+            let mut mass = [1.0; 6];
+            mass[lonely] = 0.0;
+            let mut springs = springs.clone();
+            if lonely == 2 {
+                springs.set_stiffness(&[3.0, 0.0, 0.0, 3.0, 3.0]).unwrap();
+            }
+            let pinned = [false, false, false, false, false, true];
+            let e = GlobalSolver::new(&mass, &springs, &pinned, 0.1).err();
+            assert_eq!(e, Some(Error::Singular { vertex: lonely }));
+        }
+    }
 
     /// A chain 0–1–2–3 with vertex 0 pinned: the solve must satisfy the full system's free rows
     /// `m_i x_i + h² Σ_s k_s (x_i − x_j) = b_i` with `x_0` at its target.

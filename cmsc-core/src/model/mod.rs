@@ -20,7 +20,7 @@ use crate::energy::Energies;
 use crate::fields::{gravity_energy, ExternalField};
 use crate::math::{Real, Vec3};
 use crate::springs::{spring_energy, Springs};
-use crate::State;
+use crate::state::State;
 
 /// What a step reads and never writes. Fields are validated by [`crate::System`]'s setters
 /// before they get here, so the stepper trusts them.

@@ -43,3 +43,56 @@ pub fn positions(sim: *const CmscSim, n: usize) -> Vec<f64> {
     assert_eq!(unsafe { cmsc_get_positions(sim, out.as_mut_ptr(), n) }, CmscStatus::CMSC_OK);
     out
 }
+
+/// A `side × side` grid in the z = 0 plane, `spacing` (m) apart: its positions (`xyz`
+/// interleaved) and its springs (pairs) along the rows and columns, and also along one diagonal
+/// of each cell when `diagonals`.
+pub fn grid(side: usize, spacing: f64, diagonals: bool) -> (Vec<f64>, Vec<u32>) {
+    let x = (0..side * side).flat_map(|i| [(i % side) as f64 * spacing, (i / side) as f64 * spacing, 0.0]);
+    let mut springs = Vec::new();
+    for r in 0..side {
+        for c in 0..side {
+            let i = (r * side + c) as u32;
+            if c + 1 < side {
+                springs.extend([i, i + 1]);
+            }
+            if r + 1 < side {
+                springs.extend([i, i + side as u32]);
+            }
+            if diagonals && c + 1 < side && r + 1 < side {
+                springs.extend([i, i + side as u32 + 1]);
+            }
+        }
+    }
+    (x.collect(), springs)
+}
+
+/// `cmsc_create` on positions `x` (`xyz` interleaved), masses `m`, springs (pairs) of
+/// stiffness `k`, asserting success; returns the handle.
+pub fn create(x: &[f64], m: &[f64], springs: &[u32], k: &[f64], p: &CmscParams) -> *mut CmscSim {
+    let (n, n_springs) = (x.len() / 3, springs.len() / 2);
+    assert_eq!((m.len(), k.len()), (n, n_springs));
+    let mut sim = ptr::null_mut();
+    // SAFETY: arrays are valid for their lengths.
+    let st = unsafe {
+        cmsc_create(x.as_ptr(), n, m.as_ptr(), springs.as_ptr(), n_springs, k.as_ptr(), p, &mut sim)
+    };
+    assert_eq!(st, CmscStatus::CMSC_OK, "{}", last_error());
+    sim
+}
+
+/// Steps `sim` (of `n` vertices) `steps` times, asserting success, and destroys it; returns
+/// its final positions.
+pub fn step_read_destroy(sim: *mut CmscSim, steps: u32, n: usize) -> Vec<f64> {
+    // SAFETY: a live handle.
+    assert_eq!(unsafe { cmsc_step(sim, steps) }, CmscStatus::CMSC_OK, "{}", last_error());
+    let x = positions(sim, n);
+    // SAFETY: a handle from cmsc_create, destroyed once.
+    unsafe { cmsc_destroy(sim) };
+    x
+}
+
+/// The largest coordinate difference between two position arrays (m).
+pub fn distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max)
+}

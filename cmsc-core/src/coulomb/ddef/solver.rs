@@ -439,6 +439,10 @@ impl FieldSolver for Ddef {
         self.interval = steps.max(1);
     }
 
+    fn grid_size(&self) -> Option<u32> {
+        Some(self.m)
+    }
+
     /// DDEF's Coulomb potential energy (J), `U = ½ k_c Σ_i q_i φ̂(x_i)` with `φ̂` split like
     /// the field: the potential of the far charges interpolated over the charge's tet from the
     /// grid, that of the near ones summed exactly with the same softening (see the source's

@@ -5,6 +5,7 @@
 
 use super::cavity::Cavity;
 use super::mesh::{Mesh, NONE};
+use super::TetError;
 
 /// An entry of the edge table: a new tet's face through the new point, waiting for the other
 /// new tet on the same edge.
@@ -48,7 +49,7 @@ impl Fill {
     ///
     /// # Errors
     /// If an edge is shared by more than two new faces (a non-manifold cavity, only a bug).
-    pub fn cone(&mut self, mesh: &mut Mesh, cavity: &Cavity, iter: u32) -> Result<(), String> {
+    pub fn cone(&mut self, mesh: &mut Mesh, cavity: &Cavity, iter: u32) -> Result<(), TetError> {
         let Mesh { tets, nbs, last } = mesh;
         if 6 * cavity.boundary.len() > self.table.len() {
             self.table = vec![EdgeEntry::default(); (12 * cavity.boundary.len()).next_power_of_two()];
@@ -85,7 +86,7 @@ impl Fill {
                     }
                     if e.key == key {
                         if e.tet == NONE {
-                            return Err("tetrahedralize: internal error (non-manifold cavity)".into());
+                            return Err(TetError::NonManifoldCavity);
                         }
                         nbs[s as usize][m] = e.tet;
                         nbs[e.tet as usize][e.face as usize] = s;

@@ -57,6 +57,40 @@ mod walk;
 pub(crate) use mesh::{Tetrahedralization, NONE};
 pub(crate) use walk::locate;
 
+/// Why [`tetrahedralize`] refused or failed: its input contract (see the module docs) or, for
+/// input that meets it, a broken invariant (a bug).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TetError {
+    /// Fewer than 8 points or at least `2^28` (the count given).
+    Count(usize),
+    /// Point `i` has a non-finite coordinate.
+    NotFinite(usize),
+    /// The box of the first 8 points has zero volume.
+    FlatBox,
+    /// Point `i` (one of the first 8) is not a distinct corner of the box.
+    NotACorner(usize),
+    /// Point `i` lies outside the box.
+    Outside(usize),
+    /// A point could not be located in the mesh (a bug).
+    Lost,
+    /// A cavity's boundary was not a closed manifold (a bug).
+    NonManifoldCavity,
+}
+
+impl std::fmt::Display for TetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TetError::Count(n) => write!(f, "need 8 box corners and < 2^28 points, got {n} points"),
+            TetError::NotFinite(i) => write!(f, "point {i} is not finite"),
+            TetError::FlatBox => write!(f, "degenerate (zero-volume) box"),
+            TetError::NotACorner(i) => write!(f, "point {i} is not a distinct corner of the box"),
+            TetError::Outside(i) => write!(f, "point {i} lies outside the box"),
+            TetError::Lost => write!(f, "internal error (locate)"),
+            TetError::NonManifoldCavity => write!(f, "internal error (non-manifold cavity)"),
+        }
+    }
+}
+
 use crate::math::Vec3;
 use brio::insertion_order;
 use cavity::Cavity;
@@ -66,9 +100,11 @@ use walk::{scan, walk, Walk};
 
 /// Delaunay tetrahedralization of `points` (see the module docs for the input contract).
 ///
-/// `Err` for fewer than 8 points (or ≥ 2²⁸), non-finite coordinates, first 8 points that are not
-/// the 8 distinct corners of an axis-aligned box of positive volume, or a point outside the box.
-pub(crate) fn tetrahedralize(points: &[Vec3]) -> Result<Tetrahedralization, String> {
+/// # Errors
+/// [`TetError`]: fewer than 8 points (or ≥ 2²⁸), non-finite coordinates, first 8 points that are
+/// not the 8 distinct corners of an axis-aligned box of positive volume, or a point outside the
+/// box; the internal cases only for a bug.
+pub(crate) fn tetrahedralize(points: &[Vec3]) -> Result<Tetrahedralization, TetError> {
     let n = points.len();
     let (lo, hi, corner) = box_corners(points)?;
     let mut mesh = Mesh::kuhn(points, &corner, n);
@@ -80,9 +116,7 @@ pub(crate) fn tetrahedralize(points: &[Vec3]) -> Result<Tetrahedralization, Stri
         let p = sp[i as usize];
         let t0 = match walk(&sp, &mesh.tets, &mesh.nbs, mesh.last, &p, 4 * mesh.tets.len() + 16) {
             Walk::Inside(t) => t,
-            Walk::Outside | Walk::Lost => {
-                scan(&sp, &mesh.tets, &p).ok_or("tetrahedralize: internal error (locate)")?
-            }
+            Walk::Outside | Walk::Lost => scan(&sp, &mesh.tets, &p).ok_or(TetError::Lost)?,
         };
         if mesh.tets[t0 as usize].iter().any(|&v| sp[v as usize] == p) {
             skipped.push(orig[i as usize]);
@@ -97,29 +131,29 @@ pub(crate) fn tetrahedralize(points: &[Vec3]) -> Result<Tetrahedralization, Stri
 /// Checks the input contract of [`tetrahedralize`]; returns the box `[lo, hi]` and its corners
 /// (`corner[c]`: the point index of the corner at the high end along each axis `a` whose bit
 /// `1 << a` is set in `c`).
-fn box_corners(points: &[Vec3]) -> Result<(Vec3, Vec3, [u32; 8]), String> {
+fn box_corners(points: &[Vec3]) -> Result<(Vec3, Vec3, [u32; 8]), TetError> {
     let n = points.len();
     if !(8..1 << 28).contains(&n) {
-        return Err(format!("tetrahedralize: need 8 box corners and < 2^28 points, got {n} points"));
+        return Err(TetError::Count(n));
     }
     if let Some(i) = points.iter().position(|p| !p.iter().all(|x| x.is_finite())) {
-        return Err(format!("tetrahedralize: point {i} is not finite"));
+        return Err(TetError::NotFinite(i));
     }
     let lo = points[..8].iter().fold(points[0], |a, p| a.inf(p));
     let hi = points[..8].iter().fold(points[0], |a, p| a.sup(p));
     if (0..3).any(|a| lo[a] >= hi[a]) {
-        return Err("tetrahedralize: degenerate (zero-volume) box".into());
+        return Err(TetError::FlatBox);
     }
     let mut corner = [NONE; 8];
     for (i, p) in points[..8].iter().enumerate() {
         let bit = |a: usize| if p[a] == hi[a] { Some(1 << a) } else { (p[a] == lo[a]).then_some(0) };
         match (bit(0), bit(1), bit(2)) {
             (Some(x), Some(y), Some(z)) if corner[x | y | z] == NONE => corner[x | y | z] = i as u32,
-            _ => return Err(format!("tetrahedralize: point {i} is not a distinct corner of the box")),
+            _ => return Err(TetError::NotACorner(i)),
         }
     }
     if let Some(i) = points.iter().position(|p| (0..3).any(|a| p[a] < lo[a] || p[a] > hi[a])) {
-        return Err(format!("tetrahedralize: point {i} lies outside the box"));
+        return Err(TetError::Outside(i));
     }
     Ok((lo, hi, corner))
 }

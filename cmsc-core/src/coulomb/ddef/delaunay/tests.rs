@@ -299,21 +299,22 @@ fn coplanar_collinear_cospherical() {
 #[test]
 fn invalid_inputs() {
     let good = random(10, 4);
-    assert!(tetrahedralize(&good[..7]).is_err());
+    let error = |p: &[Vec3]| tetrahedralize(p).err();
+    assert_eq!(error(&good[..7]), Some(TetError::Count(7)));
     let mut p = good.clone();
     p[9].y = f64::NAN;
-    assert!(tetrahedralize(&p).is_err());
+    assert_eq!(error(&p), Some(TetError::NotFinite(9)));
     let mut p = good.clone();
     p[3] = p[5]; // duplicated corner
-    assert!(tetrahedralize(&p).is_err());
+    assert_eq!(error(&p), Some(TetError::NotACorner(5)));
     let mut p = good.clone();
-    p[2].x += 0.1; // not a corner
-    assert!(tetrahedralize(&p).is_err());
+    p[2].x += 0.1; // not a corner (the box grows: which corner is named first depends on it)
+    assert!(matches!(error(&p), Some(TetError::NotACorner(_))));
     let mut p = good.clone();
     p[9].z = 2.5; // outside the box
-    assert!(tetrahedralize(&p).is_err());
+    assert_eq!(error(&p), Some(TetError::Outside(9)));
     let flat: Vec<Vec3> = corners(Vec3::zeros(), Vec3::new(1.0, 1.0, 0.0));
-    assert!(tetrahedralize(&flat).is_err());
+    assert_eq!(error(&flat), Some(TetError::FlatBox));
     assert!(tetrahedralize(&good).is_ok());
 }
 

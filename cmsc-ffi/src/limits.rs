@@ -1,0 +1,35 @@
+//! The limits `cmsc_create` and the setters check, and the vertex counts at which
+//! `CMSC_COULOMB_AUTO` changes method, as header constants: wrappers mirror them from here
+//! (the add-on's copies are tested against the header, `tests/python/test_header_parity.py`).
+//! Each equals its `cmsc-core` constant, checked at compile time below (cbindgen writes
+//! literals only).
+
+use cmsc_core::coulomb::{AUTO_DDEF_MIN_VERTICES, AUTO_GPU_DDEF_MIN_VERTICES, AUTO_GPU_MIN_VERTICES};
+
+/// Largest `CmscParams.iterations` accepted (local/global iterations per step).
+pub const CMSC_MAX_ITERATIONS: u32 = 100_000;
+
+/// Largest steps between whole evaluations of DDEF's far field (`cmsc_set_far_field_interval`).
+pub const CMSC_MAX_FAR_FIELD_INTERVAL: u32 = 1000;
+
+/// Largest `CmscParams.grid_points` accepted (DDEF's m; 0 = adaptive).
+pub const CMSC_MAX_GRID_POINTS: u32 = 10_000_000;
+
+/// Vertex count from which `CMSC_COULOMB_AUTO` (and `AUTO_CPU`) run DDEF instead of the exact
+/// sum on the CPU.
+pub const CMSC_AUTO_DDEF_MIN_VERTICES: u32 = 10_000;
+
+/// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there).
+pub const CMSC_AUTO_GPU_MIN_VERTICES: u32 = 5_000;
+
+/// Vertex count from which `CMSC_COULOMB_AUTO` on a GPU runs DDEF_GPU instead of DIRECT_GPU.
+pub const CMSC_AUTO_GPU_DDEF_MIN_VERTICES: u32 = 200_000;
+
+const _: () = {
+    assert!(CMSC_MAX_ITERATIONS == cmsc_core::MAX_ITERATIONS);
+    assert!(CMSC_MAX_FAR_FIELD_INTERVAL == cmsc_core::MAX_FAR_FIELD_INTERVAL);
+    assert!(CMSC_MAX_GRID_POINTS == cmsc_core::MAX_GRID_POINTS);
+    assert!(CMSC_AUTO_DDEF_MIN_VERTICES as usize == AUTO_DDEF_MIN_VERTICES);
+    assert!(CMSC_AUTO_GPU_MIN_VERTICES as usize == AUTO_GPU_MIN_VERTICES);
+    assert!(CMSC_AUTO_GPU_DDEF_MIN_VERTICES as usize == AUTO_GPU_DDEF_MIN_VERTICES);
+};
