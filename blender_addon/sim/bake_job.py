@@ -10,6 +10,7 @@ advances one frame from per-frame inputs; the bake and the live preview both use
 played frame by frame equals the bake."""
 
 import contextlib
+import enum
 import itertools
 import os
 import threading
@@ -25,6 +26,16 @@ from .simulation import Simulation
 
 #: What a diverged frame's message suggests.
 DIVERGED_HINT = "Try more substeps, a lower stiffness or charge, or some damping"
+
+
+class Outcome(enum.Enum):
+    """How a bake ended (`BakeJob.outcome`); `BakeJob.error` says it in words, except DONE."""
+
+    DONE = "done"
+    CANCELLED = "cancelled"  # Esc: the frames before are kept
+    DIVERGED = "diverged"  # the simulation blew up: the frames before are kept
+    FAILED = "failed"  # the library refused a step (or the bake raised)
+    WRITE_FAILED = "write failed"  # a cache file could not be written
 #: A part whose bounding box has grown to more than this many times its rest size has blown up,
 #: even where no single step was a runaway (the library's guard): no charge, rig or collider of
 #: an animation scene swells a mesh a hundredfold, while a contact or charge runaway does (a
@@ -181,6 +192,12 @@ class BakeJob(Setup):
     timings: dict = field(default_factory=lambda: {"simulate": 0.0, "write": 0.0})
     #: the objects' names, one per part, for messages ("part 2" without them)
     part_names: list = field(default_factory=list)
+    #: how it ended (None while it runs): `Outcome`
+    outcome: Outcome | None = None
+
+    def stop(self, outcome, text):
+        """Ends the bake early as `outcome`, saying why in `error`."""
+        self.outcome, self.error = outcome, text
 
     @property
     def frames(self):
@@ -245,7 +262,8 @@ def to_local(world, world_to_local):
 
 def run(job, on_frame=None):
     """Runs the bake; returns the number of samples written (start frame included). Stops
-    early, keeping valid caches of the frames done, on cancel or divergence (`job.error`).
+    early, keeping valid caches of the frames done, on cancel or divergence (`job.outcome`,
+    `job.error`).
     The caches are created new: an existing file at one of `job.cache_paths` is never
     overwritten (the caller removes its own old caches first); that, and any other failure to
     write them, is `job.error` too. `on_frame(job)` is called after each written frame
@@ -265,15 +283,18 @@ def run(job, on_frame=None):
                 _frames(job, sim, writers, on_frame)
         except OSError as e:
             path = e.filename or job.cache_paths[min(len(created), len(job.cache_paths) - 1)]
-            job.error = (
+            job.stop(
+                Outcome.WRITE_FAILED,
                 f"writing the cache {path} failed after {job.frames_done} frames: {e.strerror or e}"
                 if job.frames_done
-                else f"cannot write the cache {path}: {e.strerror or e}"
+                else f"cannot write the cache {path}: {e.strerror or e}",
             )
             if job.frames_done == 0:  # created above, so ours: nothing of them is usable
                 for made in created:
                     with contextlib.suppress(OSError):
                         os.remove(made)
+    if job.outcome is None:
+        job.outcome = Outcome.DONE
     return job.frames_done
 
 
@@ -300,7 +321,7 @@ def _frames(job, sim, writers, on_frame):
     job.timings["write"] += clock() - t1
     for f in range(job.frames):
         if job.cancel.is_set():
-            job.error = f"cancelled at frame {job.start_frame + f + 1}"
+            job.stop(Outcome.CANCELLED, f"cancelled at frame {job.start_frame + f + 1}")
             break
         t0 = clock()
         frame = job.start_frame + f + 1
@@ -308,10 +329,10 @@ def _frames(job, sim, writers, on_frame):
             step_frame(sim, job, job.frame_inputs(f))
             positions = sim.positions
         except DivergedError as e:
-            job.error = f"diverged at frame {frame}: {e}. {DIVERGED_HINT}"
+            job.stop(Outcome.DIVERGED, f"diverged at frame {frame}: {e}. {DIVERGED_HINT}")
             break
         except CmscError as e:
-            job.error = f"failed at frame {frame}: {e}"
+            job.stop(Outcome.FAILED, f"failed at frame {frame}: {e}")
             break
         finally:
             t1 = clock()
@@ -320,10 +341,11 @@ def _frames(job, sim, writers, on_frame):
         if grown is not None:
             k, growth = grown
             name = job.part_names[k] if k < len(job.part_names) else f"part {k + 1}"
-            job.error = f"diverged at frame {frame}: {name} grew to {growth:.0f}× its size. {DIVERGED_HINT}"
+            text = f"diverged at frame {frame}: {name} grew to {growth:.0f}× its size. {DIVERGED_HINT}"
+            job.stop(Outcome.DIVERGED, text)
             break
         if not _write(job, writers, positions, job.world_to_local[f]):
-            job.error = f"diverged at frame {frame}: vertices left the float32 range. {DIVERGED_HINT}"
+            job.stop(Outcome.DIVERGED, f"diverged at frame {frame}: vertices left the float32 range. {DIVERGED_HINT}")
             break
         job.frames_done += 1
         job.timings["write"] += clock() - t1

@@ -6,6 +6,8 @@ fit steps through frames.
 Only state lives here; `bake` and `preview` decide what runs. Nothing is saved with the file."""
 
 import contextlib
+import enum
+from typing import NamedTuple
 
 _bakes = {}  # session_uid → BakeJob of a modal bake
 _previews = {}  # session_uid → the state of the preview the object is part of (preview._State)
@@ -60,13 +62,28 @@ def end_all_previews():
     return states
 
 
+class Severity(str, enum.Enum):
+    """How much a preview's status line matters; its value is the panel's icon."""
+
+    INFO = "INFO"  # what the preview is doing, or why it waits
+    ERROR = "ERROR"  # it stopped: diverged, failed, or a GPU fallback
+
+
+class Status(NamedTuple):
+    """A preview's status line for the panel."""
+
+    severity: Severity
+    text: str
+
+
 def status(obj):
-    """(icon, text) of `obj`'s preview for the panel, or None."""
+    """The `Status` of `obj`'s preview, or None."""
     return _status.get(obj.session_uid)
 
 
-def set_status(obj, icon, text):
-    _status[obj.session_uid] = (icon, text)
+def set_status(obj, severity, text):
+    """Sets `obj`'s status line; `severity` a `Severity` (or its name)."""
+    _status[obj.session_uid] = Status(Severity(severity), text)
 
 
 def clear_status(obj):

@@ -8,7 +8,7 @@ import secrets
 import threading
 
 from ..sim import methods
-from ..sim.bake_job import run
+from ..sim.bake_job import Outcome, run
 from . import activity, bridge, cache, inputs, preferences, preview, watch
 
 
@@ -81,7 +81,7 @@ def bake(context, obj, report):
         finish(context.scene, objects, job)
     if job.coulomb_method is not None:
         print(f"cmsc: {method_line(job)}", flush=True)
-    if job.error:
+    if job.outcome is not Outcome.DONE:
         report({"ERROR"}, error_line(job))
     return objects, job
 
@@ -107,6 +107,7 @@ class ModalBake:
             run(self.job)
         except Exception as e:  # noqa: BLE001 - reported on the main thread
             self.failure = e
+            self.job.stop(Outcome.FAILED, f"bake failed: {e}")
 
     def update(self, event_type):
         """Handles one event; True once the worker has finished."""
@@ -124,8 +125,8 @@ class ModalBake:
         if self.failure is not None:
             report({"ERROR"}, f"cmsc: bake failed: {self.failure}")
             return {"CANCELLED"}
-        if self.job.error:
-            level = "WARNING" if self.job.error.startswith("cancelled") else "ERROR"
+        if self.job.outcome is not Outcome.DONE:
+            level = "WARNING" if self.job.outcome is Outcome.CANCELLED else "ERROR"
             report({level}, error_line(self.job))
             return {"CANCELLED"}
         report({"INFO"}, f"cmsc: baked {self.job.frames_done} frames ({method_line(self.job)})")

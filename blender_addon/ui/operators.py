@@ -5,6 +5,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
+from ..sim.bake_job import Outcome
 from ..sim.cache_files import CacheFileError
 from ..sim.errors import CmscError
 from . import activity, bridge, cache, fit, preferences, simulated
@@ -71,7 +72,7 @@ class CMSC_OT_bake(bpy.types.Operator):
         except (CmscError, CacheFileError, ValueError) as e:
             self.report({"ERROR"}, f"cmsc: {e}")
             return {"CANCELLED"}
-        if job.error:  # reported by the bake, with the frames it kept: one outcome, not also "baked"
+        if job.outcome is not Outcome.DONE:  # reported by the bake, with the frames it kept: not also "baked"
             return {"CANCELLED"}
         if len(objects) > 1:
             where = "the caches of " + ", ".join(o.name for o in objects)

@@ -210,7 +210,7 @@ class CMSC_PT_bake(_Sub, bpy.types.Panel):
             box.label(text=f"Preview: {preview.substeps(s)} substeps per frame, the bake {s.substeps}", icon="INFO")
         st = preview.status(obj)
         if st is not None:
-            wrapped_label(box, st[1], icon=st[0])
+            wrapped_label(box, st.text, icon=st.severity.value)
 
 
 class CMSC_PT_external_charge(bpy.types.Panel):

@@ -38,6 +38,7 @@ from ..sim import methods
 from ..sim.bake_job import DIVERGED_HINT, FrameInputs, step_frame, to_local
 from ..sim.errors import CmscError, DivergedError
 from . import activity, bridge, cache, inputs, preferences, simulated
+from .activity import Severity
 
 #: The shape key holding the preview positions (not "cmsc …": that prefix is the shape-key bake's).
 KEY_NAME = "Preview (cmsc)"
@@ -197,16 +198,16 @@ def reset(obj):
     clear(obj)
     if state is not None:
         for o in _shown(objects):
-            activity.set_status(o, "INFO", f"Settings changed: the preview restarts at frame {state.start}")
+            activity.set_status(o, Severity.INFO, f"Settings changed: the preview restarts at frame {state.start}")
     _schedule_prepare()
 
 
-def _stop(objects, icon, text):
+def _stop(objects, severity, text):
     """Ends the preview of `objects` (keeping their shape keys: the last good frame) with a status line."""
     for o in objects:
         _drop(o)
     for o in _shown(objects):
-        activity.set_status(o, icon, text)
+        activity.set_status(o, severity, text)
 
 
 def _clear_all(objects):
@@ -246,11 +247,11 @@ def _update(scene, objects):
         for o in _shown([o for o in objects if o not in baked]):
             names = ", ".join(b.name for b in baked)
             text = f"Preview paused: {names} play a bake; bake again to simulate this object with them"
-            activity.set_status(o, "INFO", text)
+            activity.set_status(o, Severity.INFO, text)
         return
     why = _paused(objects)
     if why:
-        _stop(objects, "INFO", why)
+        _stop(objects, Severity.INFO, why)
         return
     state = activity.preview(objects[0])
     uids = [o.session_uid for o in objects]
@@ -265,7 +266,7 @@ def _update(scene, objects):
             activity.preview_started(objects, state)
             if state.setup.note:
                 for o in _shown(objects):
-                    activity.set_status(o, "ERROR", state.setup.note)
+                    activity.set_status(o, Severity.ERROR, state.setup.note)
             _check_start(objects, state)
         return
     if state is not None and not _check_start(objects, state):
@@ -273,22 +274,21 @@ def _update(scene, objects):
     if state is None:
         for o in _shown(objects):
             if activity.status(o) is None:
-                activity.set_status(o, "INFO", f"Preview: play from frame {start} to simulate")
+                activity.set_status(o, Severity.INFO, f"Preview: play from frame {start} to simulate")
         return
     target = min(frame, end)
     if target < state.frame:
         _clear_all(objects)
         for o in _shown(objects):
-            activity.set_status(o, "INFO", f"Preview reset (jumped back to {frame}): play from frame {start}")
+            activity.set_status(o, Severity.INFO, f"Preview reset (jumped back to {frame}): play from frame {start}")
         return
     gap = target - state.frame
     if gap == 0:
         return
     if gap > MAX_CATCH_UP:
         for o in _shown(objects):
-            activity.set_status(
-                o, "INFO", f"Preview paused at frame {state.frame}: {gap} frames ahead; play from frame {start} or bake"
-            )
+            text = f"Preview paused at frame {state.frame}: {gap} frames ahead; play from frame {start} or bake"
+            activity.set_status(o, Severity.INFO, text)
         return
     _advance(scene, objects, state, target, gap)
 
@@ -305,14 +305,15 @@ def _check_start(objects, state):
     if not state.ready:
         n = len(state.setup.x0)
         for o in _shown(objects):
-            activity.set_status(o, "INFO", f"Preview starting: building the simulation of {n:,} vertices…")
+            activity.set_status(o, Severity.INFO, f"Preview starting: building the simulation of {n:,} vertices…")
         _watch_start()
         return False
     if state.failure is not None:
-        _stop(objects, "ERROR", f"Preview failed to start: {state.failure}")
+        _stop(objects, Severity.ERROR, f"Preview failed to start: {state.failure}")
         return False
     for o in _shown(objects):
-        if (activity.status(o) or ("", ""))[1].startswith("Preview starting"):
+        st = activity.status(o)
+        if st is not None and st.text.startswith("Preview starting"):
             activity.clear_status(o)
     return True
 
@@ -407,14 +408,14 @@ def _advance(scene, objects, state, target, gap):
             to_local(positions[a:b], np.linalg.inv(np.array(o.matrix_world))) for (a, b), o in zip(st.parts, objects)
         ]
     except DivergedError as e:
-        _stop(objects, "ERROR", f"Preview diverged at frame {f}: {e}. {diverged_hint(objects, state)}")
+        _stop(objects, Severity.ERROR, f"Preview diverged at frame {f}: {e}. {diverged_hint(objects, state)}")
         return
     except (CmscError, ValueError) as e:
-        _stop(objects, "ERROR", f"Preview failed at frame {f}: {e}")
+        _stop(objects, Severity.ERROR, f"Preview failed at frame {f}: {e}")
         return
     if any(x is None for x in local):
         hint = diverged_hint(objects, state)
-        _stop(objects, "ERROR", f"Preview diverged at frame {target}: vertices left the float32 range. {hint}")
+        _stop(objects, Severity.ERROR, f"Preview diverged at frame {target}: vertices left the float32 range. {hint}")
         return
     t0 = clock()
     for o, x, shape in zip(objects, local, shapes):
@@ -428,8 +429,9 @@ def _advance(scene, objects, state, target, gap):
         state.approximate = True
     for o in _shown(objects):
         if state.approximate:
-            activity.set_status(o, "INFO", "Preview skipped frames (positions interpolated): bake for the exact motion")
-        elif (activity.status(o) or ("",))[0] == "INFO":
+            text = "Preview skipped frames (positions interpolated): bake for the exact motion"
+            activity.set_status(o, Severity.INFO, text)
+        elif activity.status(o) is not None and activity.status(o).severity is Severity.INFO:
             activity.clear_status(o)
 
 
@@ -447,7 +449,7 @@ def on_frame_change(scene, depsgraph=None):
     except Exception as e:  # noqa: BLE001 - a handler must never raise into Blender: shown in the panel
         print(f"cmsc: preview stopped: {type(e).__name__}: {e}", flush=True)
         try:
-            _stop(objects, "ERROR", f"Preview stopped at frame {scene.frame_current}: {type(e).__name__}: {e}")
+            _stop(objects, Severity.ERROR, f"Preview stopped at frame {scene.frame_current}: {type(e).__name__}: {e}")
         except Exception as e2:  # noqa: BLE001 - as above
             print(f"cmsc: preview cleanup failed: {e2}", flush=True)
 

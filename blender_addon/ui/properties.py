@@ -58,7 +58,7 @@ def _enabled_changed(self, context):
     settings_changed(obj)  # the scene's joint bake gained or lost an object
     if self.enabled and large and not self.preview:
         activity.set_status(
-            obj, "INFO",
+            obj, activity.Severity.INFO,
             f"Live Preview is off for a mesh of {len(obj.data.vertices):,} vertices (above "
             f"{preview.PREVIEW_DEFAULT_MAX_VERTICES:,}, playback is not interactive): tick it to preview anyway",
         )

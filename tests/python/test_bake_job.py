@@ -141,3 +141,25 @@ def test_a_joint_bake_that_cannot_write_one_cache_removes_the_others(lib_path, t
     assert run(j) == 0 and "other.pc2" in j.error
     assert not (tmp_path / "one.pc2").exists()
     assert (tmp_path / "other.pc2").read_bytes() == b"someone else's"
+
+
+def test_every_bake_ends_with_one_outcome(lib_path, tmp_path):
+    """`BakeJob.outcome` says how a bake ended: DONE with no error text, CANCELLED, DIVERGED,
+    WRITE_FAILED, each with `error` saying it in words."""
+    from sim.bake_job import Outcome
+
+    done = job(lib_path, tmp_path / "done.pc2")
+    run(done)
+    assert done.outcome is Outcome.DONE and done.error == ""
+    cancelled = job(lib_path, tmp_path / "cancelled.pc2")
+    cancelled.cancel.set()
+    run(cancelled)
+    assert cancelled.outcome is Outcome.CANCELLED and cancelled.error.startswith("cancelled")
+    p = SimParams(gravity=(0, 0, 0), integrator=Integrator.VERLET, time_step=0.5)
+    diverged = job(lib_path, tmp_path / "diverged.pc2", frames=200, params=p, group_charge=1e-5)
+    run(diverged)
+    assert diverged.outcome is Outcome.DIVERGED and "diverged at frame" in diverged.error
+    (tmp_path / "taken.pc2").write_bytes(b"someone else's")
+    refused = job(lib_path, tmp_path / "taken.pc2")
+    run(refused)
+    assert refused.outcome is Outcome.WRITE_FAILED and "cannot write the cache" in refused.error
