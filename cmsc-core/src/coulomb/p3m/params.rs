@@ -51,12 +51,12 @@ const MAX_NEIGHBOURS: usize = 1024;
 /// Charges whose neighbour distances are sampled.
 const SAMPLES: usize = 24;
 
-/// Cost of one pair term within `r_c` relative to one FFT point of the whole mesh work (the
-/// forward transform and three inverse ones, pruned), measured (`examples/p3m_bench.rs`
-/// stage times, 2 threads): ~2.5 ns per pair within `r_c` (with the cells' misses) against
-/// ~5 ns per FFT point.
-const PAIR_COST: Real = 2.5;
-const FFT_POINT_COST: Real = 5.0;
+/// Cost of one pair within `r_c` (with the pairs of the cells scanned beyond it) and of one
+/// FFT point of the mesh work (the forward transform and three inverse ones, pruned, with the
+/// spreading and interpolation), ns per call on 2 threads, from `examples/p3m_bench.rs`'s stage
+/// times (torus and cloth, 100K): only their ratio matters.
+const PAIR_COST: Real = 14.0;
+const FFT_POINT_COST: Real = 8.0;
 
 /// The chosen `α`, `h`, `r_c`, or why the method cannot run on this scene.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,9 @@
 //! The short-range part: for every pair closer than `r_c`, the exact softened term minus the
-//! mesh's long-range one ([`super::split`]), summed over a cell list of cells at least `r_c`
-//! wide. Charges are counting-sorted by cell (`x` fastest), so the three cells `x − 1 … x + 1`
-//! of a neighbouring row are one contiguous run: each cell's targets scan nine runs. Parallel
+//! mesh's long-range one ([`super::split`]), summed over a cell list of cells at least `r_c / 2`
+//! wide. Charges are counting-sorted by cell (`x` fastest), so the five cells `x − 2 … x + 2`
+//! of a neighbouring row are one contiguous run: each cell's targets scan 25 runs, the sources
+//! of each cell gathered once for all its targets. Half-width cells scan a 2.5 r_c wide block
+//! instead of 3 r_c: 0.69× the pairs on a surface, 0.58× in a volume. Parallel
 //! over rows of cells; every target sums its own neighbours (no shared writes).
 
 use rayon::prelude::*;
@@ -15,6 +17,9 @@ use crate::math::{Real, Vec3};
 /// Cells per charge at most: a sparse scene enlarges the cells rather than allocating a vast,
 /// mostly empty list.
 const MAX_CELLS_PER_CHARGE: usize = 4;
+
+/// Cells per `r_c`: each cell's neighbourhood reaches this many cells each way.
+const REACH: usize = 2;
 
 /// Charges sorted into cells.
 #[derive(Debug, Default)]
@@ -34,10 +39,10 @@ pub(super) struct Cells {
 }
 
 impl Cells {
-    /// Sorts the charges `x`, `q` (box `lo..hi`) into cells at least `r_c` wide.
+    /// Sorts the charges `x`, `q` (box `lo..hi`) into cells at least `r_c / 2` wide.
     pub fn build(&mut self, x: &[Vec3], q: &[Real], lo: Vec3, hi: Vec3, r_c: Real) {
         let ext = hi - lo;
-        let mut size = r_c;
+        let mut size = r_c / REACH as Real;
         let cells_for = |s: Real| (0..3).map(|d| (ext[d] / s).floor() as usize + 1).product::<usize>();
         while cells_for(size) > MAX_CELLS_PER_CHARGE * x.len() + 64 {
             size *= 1.25;
@@ -111,13 +116,14 @@ impl Cells {
         });
     }
 
-    /// The nine contiguous runs of sorted charges in the cells around cell `(cx, cy, cz)`.
+    /// The contiguous runs of sorted charges in the cells within [`REACH`] of cell
+    /// `(cx, cy, cz)`, one per row.
     fn runs(&self, cx: usize, cy: usize, cz: usize) -> Vec<std::ops::Range<usize>> {
         let [nx, ny, nz] = self.dims;
-        let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(nx - 1));
-        let mut runs = Vec::with_capacity(9);
-        for z in cz.saturating_sub(1)..=(cz + 1).min(nz - 1) {
-            for y in cy.saturating_sub(1)..=(cy + 1).min(ny - 1) {
+        let (x0, x1) = (cx.saturating_sub(REACH), (cx + REACH).min(nx - 1));
+        let mut runs = Vec::with_capacity((2 * REACH + 1) * (2 * REACH + 1));
+        for z in cz.saturating_sub(REACH)..=(cz + REACH).min(nz - 1) {
+            for y in cy.saturating_sub(REACH)..=(cy + REACH).min(ny - 1) {
                 let row = (z * ny + y) * nx;
                 let run = self.start[row + x0]..self.start[row + x1 + 1];
                 if !run.is_empty() {
@@ -129,7 +135,7 @@ impl Cells {
     }
 
     /// Calls `f(targets, sources, out)` for every non-empty cell: `targets` its sorted charges,
-    /// `sources` those of the 27 cells around it gathered (padded to [`LANES`]), `out` the
+    /// `sources` those of the cells around it gathered (padded to [`LANES`]), `out` the
     /// targets' slots of `out`. Parallel over rows of cells.
     fn for_each_cell<T: Send, F>(&self, out: &mut [T], f: F)
     where
