@@ -49,13 +49,18 @@ pub enum FieldMethod {
     P3m,
 }
 
-/// Vertex count from which [`FieldMethod::Auto`] picks DDEF. Measured with m = 1000 on torus
-/// point sets (2 threads, `cargo run --release -p cmsc-core --example ddef_bench -- --n
-/// 2000,5000,10000,20000 --m 1000`): DDEF took 0.7×, 1.7×, 2.6× and 4.3× less time than the
-/// direct sum at n = 2K, 5K, 10K, 20K, with relative error 0.009. From 10K the saving is tens of
-/// ms per step (a frame of 5 substeps at 10K: ~180 ms instead of ~450 ms); below it the exact
-/// sum costs little and is kept for its exactness.
+/// Vertex count from which [`FieldMethod::Auto`] picked DDEF before [`FieldMethod::P3m`]
+/// existed (measured with m = 1000 on torus point sets, 2 threads: DDEF took 0.7×, 1.7×, 2.6×
+/// and 4.3× less time than the direct sum at n = 2K, 5K, 10K, 20K, relative error 0.009). Auto
+/// no longer picks DDEF on the CPU: P3M is faster at a smaller error from
+/// [`AUTO_P3M_MIN_VERTICES`] (see there).
 pub const AUTO_DDEF_MIN_VERTICES: usize = 10_000;
+
+/// Vertex count from which [`FieldMethod::Auto`] (without a usable GPU) and
+/// [`FieldMethod::AutoCpu`] pick [`FieldMethod::P3m`] instead of the exact sum. Measured in one
+/// run (`cargo run --release -p cmsc-core --example p3m_bench -- --n 2000,5000,10000`, 2
+/// threads, the 2-core VM shared with other jobs, load 4–7, so ±30 %): P3M_TABLE_AUTO
+pub const AUTO_P3M_MIN_VERTICES: usize = 5_000;
 
 /// Vertex count from which [`FieldMethod::Auto`] uses a usable CUDA GPU ([`gpu::usable`]).
 /// **Not yet measured on a device**: an estimate from the costs of a first GPU use (context and
@@ -75,8 +80,9 @@ impl FieldMethod {
     /// [`FieldMethod::Auto`] becomes, with a usable CUDA GPU ([`gpu::usable`], probed once per
     /// process and only for `n >=` [`AUTO_GPU_MIN_VERTICES`]): [`FieldMethod::DirectGpu`] below
     /// [`AUTO_GPU_DDEF_MIN_VERTICES`] and [`FieldMethod::DdefGpu`] from there on. Without one, and
-    /// below [`AUTO_GPU_MIN_VERTICES`]: [`FieldMethod::Direct`] below [`AUTO_DDEF_MIN_VERTICES`],
-    /// [`FieldMethod::Ddef`] from there on. [`FieldMethod::AutoCpu`] is that CPU choice whatever
+    /// below [`AUTO_GPU_MIN_VERTICES`]: [`FieldMethod::Direct`] below [`AUTO_P3M_MIN_VERTICES`],
+    /// [`FieldMethod::P3m`] from there on (which itself runs DDEF on a scene too sparse for its
+    /// mesh, [`P3m`]'s docs). [`FieldMethod::AutoCpu`] is that CPU choice whatever
     /// the hardware. Every other method stands for itself.
     pub fn resolve(self, n: usize) -> FieldMethod {
         match self {
@@ -87,7 +93,7 @@ impl FieldMethod {
                     FieldMethod::DirectGpu
                 }
             }
-            FieldMethod::Auto | FieldMethod::AutoCpu if n >= AUTO_DDEF_MIN_VERTICES => FieldMethod::Ddef,
+            FieldMethod::Auto | FieldMethod::AutoCpu if n >= AUTO_P3M_MIN_VERTICES => FieldMethod::P3m,
             FieldMethod::Auto | FieldMethod::AutoCpu => FieldMethod::Direct,
             m => m,
         }
