@@ -1,6 +1,6 @@
 //! The free-space convolution of the spread charges with the long-range kernel,
 //! `φ_m = Σ_n G((m − n) h) ρ_n` and `E_m = Σ_n E((m − n) h) ρ_n`, by FFT on a mesh doubled along
-//! each axis (Hockney & Eastwood's zero padding, [Hockney & Eastwood 1988](super#references)
+//! each axis (Hockney & Eastwood's zero padding, [Hockney & Eastwood 1988](super::P3m#references)
 //! §6-5-4): offsets up to `±(n − 1)` fit without wrap-around, so the cyclic convolution is the
 //! free-space one.
 //!
@@ -126,7 +126,7 @@ impl Convolution {
         let m = self.m;
         let h = grid.h;
         let offset = |i: usize, d: usize| -> (Real, bool) {
-            let nyquist = m[d] % 2 == 0 && i == m[d] / 2;
+            let nyquist = m[d].is_multiple_of(2) && i == m[d] / 2;
             let j = if i <= m[d] / 2 { i as Real } else { i as Real - m[d] as Real };
             (j * h, nyquist)
         };
@@ -215,7 +215,6 @@ impl Convolution {
         // z, over all y and kx: strided columns, each y owned by one task
         let shared = Shared(self.spectrum.as_mut_ptr());
         (0..m1).into_par_iter().for_each(|y| {
-            let shared = shared;
             let mut buf = vec![C32::default(); BLOCK * m2];
             let mut scratch = vec![C32::default(); fz.get_inplace_scratch_len()];
             for k0 in (0..kx).step_by(BLOCK) {
@@ -224,7 +223,7 @@ impl Convolution {
                     for j in 0..b {
                         // SAFETY: task `y` alone reads and writes row y of every plane
                         buf[j * m2 + z] = if z < n2 {
-                            unsafe { *shared.0.add((z * m1 + y) * kx + k0 + j) }
+                            unsafe { *shared.ptr().add((z * m1 + y) * kx + k0 + j) }
                         } else {
                             C32::default()
                         };
@@ -234,7 +233,7 @@ impl Convolution {
                 for z in 0..m2 {
                     for j in 0..b {
                         // SAFETY: as above
-                        unsafe { *shared.0.add((z * m1 + y) * kx + k0 + j) = buf[j * m2 + z] };
+                        unsafe { *shared.ptr().add((z * m1 + y) * kx + k0 + j) = buf[j * m2 + z] };
                     }
                 }
             }
@@ -260,7 +259,6 @@ impl Convolution {
         let (spectrum, iz) = (&self.spectrum, &self.iz);
         let shared = Shared(self.work.as_mut_ptr());
         (0..m1).into_par_iter().for_each(|y| {
-            let shared = shared;
             let mut buf = vec![C32::default(); BLOCK * m2];
             let mut scratch = vec![C32::default(); iz.get_inplace_scratch_len()];
             for k0 in (0..kx).step_by(BLOCK) {
@@ -277,7 +275,7 @@ impl Convolution {
                 for z in 0..n2 {
                     for j in 0..b {
                         // SAFETY: task `y` alone writes row y of every plane of `work`
-                        unsafe { *shared.0.add((z * m1 + y) * kx + k0 + j) = buf[j * m2 + z] };
+                        unsafe { *shared.ptr().add((z * m1 + y) * kx + k0 + j) = buf[j * m2 + z] };
                     }
                 }
             }

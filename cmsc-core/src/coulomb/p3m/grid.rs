@@ -1,7 +1,7 @@
 //! The regular mesh of the particle-mesh part: spacing `h` equal along the three axes, as many
 //! points per axis as the charges' box needs (a flat cloth gets few along its normal), and the
 //! FFT sizes of its free-space convolution: each axis doubled (Hockney & Eastwood's zero
-//! padding, [Hockney & Eastwood 1988](super#references) §6-5-4) and rounded up to `2^a 3^b`.
+//! padding, [Hockney & Eastwood 1988](super::P3m#references) §6-5-4) and rounded up to `2^a 3^b`.
 //! The mesh keeps its sizes while the box still fits, re-centred on the charges at each call,
 //! so the cached kernel transform ([`super::fft`]) stays valid as the charges move.
 
@@ -111,10 +111,10 @@ mod tests {
         for n in 1..2000 {
             let s = smooth_size(n);
             let mut r = s;
-            while r % 2 == 0 {
+            while r.is_multiple_of(2) {
                 r /= 2;
             }
-            while r % 3 == 0 {
+            while r.is_multiple_of(3) {
                 r /= 3;
             }
             assert!(s >= n && r == 1 && s < 2 * n.max(1) + 1, "{n} -> {s}");

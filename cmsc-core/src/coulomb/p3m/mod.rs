@@ -1,20 +1,5 @@
-//! Particle-particle particle-mesh (P3M) Coulomb forces, [Hockney & Eastwood
-//! 1988](self#references) ch. 8, in free space: Ewald's split `1/r = erf(α r)/r + erfc(α r)/r`
-//! ([`split`]); the smooth part on a regular mesh (charges spread with B-splines of order `p`,
-//! [`spline`]; convolved by FFT with 2× zero padding and a cached, deconvolved kernel
-//! transform, [`fft`]; the field interpolated back with the same splines); the rest summed
-//! exactly, softened, over pairs within `r_c` on a cell list ([`short`]). `α`, `h`, `p` and
-//! `r_c` follow from the error asked for ([`params`]). `O(n)` in the pair sum at fixed density
-//! and `O(M log M)` in the mesh of `M` points.
-//!
-//! ## References
-//! - **\[Hockney & Eastwood 1988\]** R. W. Hockney, J. W. Eastwood. *Computer Simulation Using
-//!   Particles.* Adam Hilger, 1988. doi:10.1201/9780367806934.
-//! - **\[Deserno & Holm 1998\]** M. Deserno, C. Holm. *How to mesh up Ewald sums.* J. Chem.
-//!   Phys. 109, 7678 and 7694 (1998). doi:10.1063/1.477414.
-//! - **\[Essmann et al. 1995\]** U. Essmann, L. Perera, M. L. Berkowitz, T. Darden, H. Lee,
-//!   L. G. Pedersen. *A smooth particle mesh Ewald method.* J. Chem. Phys. 103, 8577 (1995).
-//!   doi:10.1063/1.470117.
+//! Particle-particle particle-mesh (P3M) Coulomb forces: the solver [`P3m`], its method and
+//! references in its docs; one submodule per stage.
 
 mod fft;
 mod grid;
@@ -78,7 +63,7 @@ struct Mesh {
     n: usize,
 }
 
-/// The P3M field solver: see the [module docs](self). Forces `F_i = k_c q_i (E_mesh(x_i) +
+/// The P3M field solver. Forces `F_i = k_c q_i (E_mesh(x_i) +
 /// E_short(x_i))` with the mean force over the charges removed (momentum exact, as [`Ddef`]
 /// does; the mesh's own pair forces already obey Newton's third law, so the mean is only the
 /// `f32` round-off), and the potential `U = ½ k_c Σ_i q_i φ(x_i)` from one more inverse
@@ -95,6 +80,24 @@ struct Mesh {
 /// apart), this solver runs [`Ddef::adaptive`] instead, says why in [`P3m::fallback_reason`],
 /// and reports [`FieldMethod::Ddef`] from [`FieldSolver::method`] until the box allows the mesh
 /// again.
+///
+/// Particle-particle particle-mesh (P3M) Coulomb forces, [Hockney & Eastwood
+/// 1988](P3m#references) ch. 8, in free space: Ewald's split `1/r = erf(α r)/r + erfc(α r)/r`
+/// (`split`); the smooth part on a regular mesh (charges spread with B-splines of order `p`,
+/// `spline`; convolved by FFT with 2× zero padding and a cached, deconvolved kernel
+/// transform, `fft`; the field interpolated back with the same splines); the rest summed
+/// exactly, softened, over pairs within `r_c` on a cell list (`short`). `α`, `h`, `p` and
+/// `r_c` follow from the error asked for (`params`). `O(n)` in the pair sum at fixed density
+/// and `O(M log M)` in the mesh of `M` points.
+///
+/// # References
+/// - **\[Hockney & Eastwood 1988\]** R. W. Hockney, J. W. Eastwood. *Computer Simulation Using
+///   Particles.* Adam Hilger, 1988. doi:10.1201/9780367806934.
+/// - **\[Deserno & Holm 1998\]** M. Deserno, C. Holm. *How to mesh up Ewald sums.* J. Chem.
+///   Phys. 109, 7678 and 7694 (1998). doi:10.1063/1.477414.
+/// - **\[Essmann et al. 1995\]** U. Essmann, L. Perera, M. L. Berkowitz, T. Darden, H. Lee,
+///   L. G. Pedersen. *A smooth particle mesh Ewald method.* J. Chem. Phys. 103, 8577 (1995).
+///   doi:10.1063/1.470117.
 pub struct P3m {
     tolerance: Real,
     mesh: Option<Mesh>,

@@ -145,7 +145,6 @@ impl Cells {
         assert_eq!(out.len(), self.x.len());
         let shared = Shared(out.as_mut_ptr());
         (0..ny * nz).into_par_iter().for_each_init(Sources::default, |src, row| {
-            let shared = shared;
             let (cy, cz) = (row % ny, row / ny);
             for cx in 0..nx {
                 let c = row * nx + cx;
@@ -164,7 +163,7 @@ impl Cells {
                 // SAFETY: each sorted charge belongs to one cell, each cell to one row, and each
                 // row to one task: the targets' slots are written by this task alone.
                 let out =
-                    unsafe { std::slice::from_raw_parts_mut(shared.0.add(targets.start), targets.len()) };
+                    unsafe { std::slice::from_raw_parts_mut(shared.ptr().add(targets.start), targets.len()) };
                 f(targets, src, out);
             }
         });

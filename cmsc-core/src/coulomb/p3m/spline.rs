@@ -1,5 +1,5 @@
 //! Charge assignment and interpolation with cardinal B-splines of order `p` (Hockney & Eastwood
-//! §5-6; the "P-th order charge assignment" of [Deserno & Holm 1998](super#references)): a
+//! §5-6; the "P-th order charge assignment" of [Deserno & Holm 1998](super::P3m#references)): a
 //! charge at grid coordinate `u` (in cells) covers the `p` grid points per axis with
 //! `|u − m| < p/2`, with weights `W(u − m)`, the centred B-spline of order `p`; the product over
 //! the three axes spreads it onto `p³` points. The same weights interpolate the grid's field
@@ -59,6 +59,12 @@ impl<T> Clone for Shared<T> {
     }
 }
 impl<T> Copy for Shared<T> {}
+impl<T> Shared<T> {
+    /// The pointer (a method, so that closures capture the whole `Shared`, not its field).
+    pub fn ptr(&self) -> *mut T {
+        self.0
+    }
+}
 // SAFETY: only used where the callers write disjoint indices (documented at each use).
 unsafe impl<T> Send for Shared<T> {}
 // SAFETY: as above.
@@ -76,22 +82,21 @@ pub(super) fn spread(grid: &Grid, u: &[Vec3], q: &[Real], order: &[u32], starts:
     let slabs = starts.len() - 1;
     for parity in 0..2 {
         (parity..slabs).into_par_iter().step_by(2).for_each(|s| {
-            let out = out;
             for &i in &order[starts[s]..starts[s + 1]] {
                 let i = i as usize;
                 let (fx, wx) = weights(u[i].x, p);
                 let (fy, wy) = weights(u[i].y, p);
                 let (fz, wz) = weights(u[i].z, p);
-                for c in 0..p {
+                for (c, &wzc) in wz[..p].iter().enumerate() {
                     let z = fz as usize + c;
-                    for b in 0..p {
+                    for (b, &wyb) in wy[..p].iter().enumerate() {
                         let row = (z * ny + fy as usize + b) * nx + fx as usize;
-                        let w = (q[i] * wz[c] * wy[b]) as f32;
+                        let w = (q[i] * wzc * wyb) as f32;
                         for (a, &wa) in wx[..p].iter().enumerate() {
                             // SAFETY: the grid covers every charge's p³ points (Grid::fit pads
                             // by the spline's reach); slabs of the same parity are at least p
                             // planes apart along the slab axis, so no two threads write one point.
-                            unsafe { *out.0.add(row + a) += w * wa as f32 };
+                            unsafe { *out.ptr().add(row + a) += w * wa as f32 };
                         }
                     }
                 }
@@ -110,9 +115,9 @@ pub(super) fn interpolate_field(grid: &Grid, u: &[Vec3], e: &[f32], out: &mut [V
         let (fy, wy) = weights(u.y, p);
         let (fz, wz) = weights(u.z, p);
         let mut acc = Vec3::zeros();
-        for c in 0..p {
+        for (c, &wzc) in wz[..p].iter().enumerate() {
             let z = fz as usize + c;
-            for b in 0..p {
+            for (b, &wyb) in wy[..p].iter().enumerate() {
                 let row = (z * ny + fy as usize + b) * nx + fx as usize;
                 let (mut sx, mut sy, mut sz) = (0.0f32, 0.0f32, 0.0f32);
                 for (a, &wa) in wx[..p].iter().enumerate() {
@@ -122,7 +127,7 @@ pub(super) fn interpolate_field(grid: &Grid, u: &[Vec3], e: &[f32], out: &mut [V
                     sy += wa * v[1];
                     sz += wa * v[2];
                 }
-                let w = wz[c] * wy[b];
+                let w = wzc * wyb;
                 acc += Vec3::new(sx as Real, sy as Real, sz as Real) * w;
             }
         }
@@ -139,12 +144,12 @@ pub(super) fn interpolate_potential(grid: &Grid, u: &[Vec3], phi: &[f32], out: &
         let (fy, wy) = weights(u.y, p);
         let (fz, wz) = weights(u.z, p);
         let mut acc = 0.0;
-        for c in 0..p {
+        for (c, &wzc) in wz[..p].iter().enumerate() {
             let z = fz as usize + c;
-            for b in 0..p {
+            for (b, &wyb) in wy[..p].iter().enumerate() {
                 let row = (z * ny + fy as usize + b) * nx + fx as usize;
                 let s: Real = wx[..p].iter().enumerate().map(|(a, &wa)| wa * phi[row + a] as Real).sum();
-                acc += wz[c] * wy[b] * s;
+                acc += wzc * wyb * s;
             }
         }
         *o = acc;
@@ -161,9 +166,9 @@ pub(super) fn self_interaction(grid: &Grid, u: &[Vec3], k: &[f32], out: &mut [Re
     let auto = |u: Real| {
         let (_, wt) = weights(u, p);
         let mut a = [0.0; 2 * MAX_ORDER];
-        for d in 0..w {
+        for (d, ad) in a[..w].iter_mut().enumerate() {
             let delta = d as i64 - (p as i64 - 1);
-            a[d] = (0..p as i64)
+            *ad = (0..p as i64)
                 .filter(|&i| (0..p as i64).contains(&(i + delta)))
                 .map(|i| wt[i as usize] * wt[(i + delta) as usize])
                 .sum();
@@ -173,11 +178,11 @@ pub(super) fn self_interaction(grid: &Grid, u: &[Vec3], k: &[f32], out: &mut [Re
     out.par_iter_mut().zip(u.par_iter()).with_min_len(256).for_each(|(o, u)| {
         let (ax, ay, az) = (auto(u.x), auto(u.y), auto(u.z));
         let mut acc = 0.0;
-        for c in 0..w {
-            for b in 0..w {
+        for (c, &azc) in az[..w].iter().enumerate() {
+            for (b, &ayb) in ay[..w].iter().enumerate() {
                 let row = &k[(c * w + b) * w..(c * w + b + 1) * w];
                 let s: Real = row.iter().zip(&ax[..w]).map(|(&kv, &a)| kv as Real * a).sum();
-                acc += az[c] * ay[b] * s;
+                acc += azc * ayb * s;
             }
         }
         *o = acc;
