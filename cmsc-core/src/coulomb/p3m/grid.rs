@@ -11,6 +11,10 @@ use crate::math::{Real, Vec3};
 /// fits the mesh and its kernel transform is kept.
 const SLACK: usize = 2;
 
+/// The mesh covers this multiple of the charges' extent, so that a deforming mesh (a swinging
+/// cloth) keeps it, and its kernel transform, for many steps.
+const GROWTH: Real = 1.1;
+
 /// A regular mesh with its FFT sizes.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Grid {
@@ -49,7 +53,7 @@ impl Grid {
         let mut n = [0; 3];
         let mut m = [0; 3];
         for d in 0..3 {
-            let needed = ((hi[d] - lo[d]) / h).ceil() as usize + order + 2 * SLACK + 1;
+            let needed = ((hi[d] - lo[d]) * GROWTH / h).ceil() as usize + order + 2 * SLACK + 1;
             m[d] = smooth_size(2 * needed + 4);
             n[d] = (m[d] - 4) / 2;
         }
@@ -62,7 +66,7 @@ impl Grid {
     pub fn fft_points(lo: Vec3, hi: Vec3, h: Real, order: usize) -> f64 {
         (0..3)
             .map(|d| {
-                let needed = ((hi[d] - lo[d]) / h).ceil() + (order + 2 * SLACK + 1) as Real;
+                let needed = ((hi[d] - lo[d]) * GROWTH / h).ceil() + (order + 2 * SLACK + 1) as Real;
                 smooth_size(2 * needed as usize + 4) as f64
             })
             .product()

@@ -54,8 +54,8 @@ const SAMPLES: usize = 24;
 /// Cost of one pair within `r_c` (with the pairs of the cells scanned beyond it) and of one
 /// FFT point of the mesh work (the forward transform and three inverse ones, pruned, with the
 /// spreading and interpolation), ns per call on 2 threads, from `examples/p3m_bench.rs`'s stage
-/// times (torus and cloth, 100K): only their ratio matters.
-const PAIR_COST: Real = 14.0;
+/// times (torus and cloth, 100K, `f32` pair kernel): only their ratio matters.
+const PAIR_COST: Real = 7.0;
 const FFT_POINT_COST: Real = 8.0;
 
 /// The chosen `α`, `h`, `r_c`, or why the method cannot run on this scene.

@@ -84,19 +84,22 @@ impl Cells {
     /// L(r))` with `d = x_i − x_j` (the field over `k_c`), written to `out` in sorted order.
     pub fn fields(&self, split: &Split, eps2: Real, out: &mut [Vec3]) {
         let avx2 = has_avx2();
+        let fit = Fit32::new(split, eps2);
         self.for_each_cell(out, |targets, src, out| {
+            let origin = Vec3::new(self.x[targets.start], self.y[targets.start], self.z[targets.start]);
+            src.narrow(origin);
             for (t, o) in targets.clone().zip(out.iter_mut()) {
-                let p = Vec3::new(self.x[t], self.y[t], self.z[t]);
+                let p = [self.x[t] - origin.x, self.y[t] - origin.y, self.z[t] - origin.z].map(|v| v as f32);
                 *o = if avx2 {
                     // SAFETY: the CPU has AVX2 and FMA (checked by has_avx2)
                     #[cfg(target_arch = "x86_64")]
                     unsafe {
-                        field_avx2(p, src, split, eps2)
+                        field_avx2(p, src, &fit)
                     }
                     #[cfg(not(target_arch = "x86_64"))]
-                    field_portable(p, src, split, eps2)
+                    field_portable(p, src, &fit)
                 } else {
-                    field_portable(p, src, split, eps2)
+                    field_portable(p, src, &fit)
                 };
             }
         });
@@ -139,7 +142,7 @@ impl Cells {
     /// targets' slots of `out`. Parallel over rows of cells.
     fn for_each_cell<T: Send, F>(&self, out: &mut [T], f: F)
     where
-        F: Fn(std::ops::Range<usize>, &Sources, &mut [T]) + Sync,
+        F: Fn(std::ops::Range<usize>, &mut Sources, &mut [T]) + Sync,
     {
         let [nx, ny, nz] = self.dims;
         assert_eq!(out.len(), self.x.len());
@@ -170,13 +173,18 @@ impl Cells {
     }
 }
 
-/// The sources around one cell, structure of arrays padded with zero charges to [`LANES`].
+/// The sources around one cell, structure of arrays padded with zero charges to [`LANES`]; for
+/// the field also in `f32` relative to a point of the cell ([`Sources::narrow`]).
 #[derive(Debug, Default)]
 struct Sources {
     x: Vec<Real>,
     y: Vec<Real>,
     z: Vec<Real>,
     q: Vec<Real>,
+    x32: Vec<f32>,
+    y32: Vec<f32>,
+    z32: Vec<f32>,
+    q32: Vec<f32>,
 }
 
 impl Sources {
@@ -184,6 +192,24 @@ impl Sources {
         for v in [&mut self.x, &mut self.y, &mut self.z, &mut self.q] {
             v.clear();
         }
+    }
+
+    /// Fills the `f32` copies, positions relative to `origin` (within `2.5 r_c` of every source
+    /// that matters, so `f32` keeps them to `10⁻⁷ r_c`), padded to [`LANES32`].
+    fn narrow(&mut self, origin: Vec3) {
+        let padded = self.q.len().div_ceil(LANES32) * LANES32;
+        for (wide, narrow, o) in [
+            (&self.x, &mut self.x32, origin.x),
+            (&self.y, &mut self.y32, origin.y),
+            (&self.z, &mut self.z32, origin.z),
+        ] {
+            narrow.clear();
+            narrow.extend(wide.iter().map(|&v| ((v - o) as f32).clamp(-1e18, 1e18)));
+            narrow.resize(padded, 1e18);
+        }
+        self.q32.clear();
+        self.q32.extend(self.q.iter().map(|&q| q as f32));
+        self.q32.resize(padded, 0.0);
     }
 
     /// Pads with zero charges far outside the cut-off.
@@ -216,45 +242,78 @@ fn exact_inv_r(s: Real) -> Real {
     }
 }
 
-/// [`field_portable`] compiled for AVX2 and FMA: the same code, four lanes per instruction.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn field_avx2(p: Vec3, s: &Sources, split: &Split, eps2: Real) -> Vec3 {
-    field_portable(p, s, split, eps2)
+/// `f32` lanes of the field kernel: two AVX2 registers.
+const LANES32: usize = 16;
+
+/// The field kernel's constants in `f32`.
+struct Fit32 {
+    coefficients: [f32; DEGREE + 1],
+    to_unit: f32,
+    rc2: f32,
+    eps2: f32,
 }
 
-/// `Σ_j q_j d (1/(r² + ε²)^{3/2} − L(r))` over the sources within `r_c` of `p`, [`LANES`] at a
-/// time with the lanes' own accumulators, branch-free (selects), `L` by its Chebyshev fit.
+impl Fit32 {
+    fn new(split: &Split, eps2: Real) -> Fit32 {
+        Fit32 {
+            coefficients: split.field.map(|c| c as f32),
+            to_unit: split.to_unit as f32,
+            rc2: (split.r_c * split.r_c) as f32,
+            eps2: eps2 as f32,
+        }
+    }
+}
+
+/// [`field_portable`] compiled for AVX2 and FMA: the same code, eight lanes per instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn field_avx2(p: [f32; 3], s: &Sources, fit: &Fit32) -> Vec3 {
+    field_portable(p, s, fit)
+}
+
+/// `Σ_j q_j d (1/(r² + ε²)^{3/2} − L(r))` over the sources within `r_c` of `p` (all relative
+/// to the cell's origin), [`LANES32`] at a time with the lanes' own accumulators, branch-free
+/// (selects), `L` by its Chebyshev fit; in `f32` (relative error ~10⁻⁶ of the pair sum, far
+/// below the method's 10⁻³), summed in `f64` per lane at the end.
 #[inline(always)]
-fn field_portable(p: Vec3, s: &Sources, split: &Split, eps2: Real) -> Vec3 {
-    let rc2 = split.r_c * split.r_c;
-    let (mut ax, mut ay, mut az) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
-    let chunks =
-        s.x.chunks_exact(LANES)
-            .zip(s.y.chunks_exact(LANES))
-            .zip(s.z.chunks_exact(LANES).zip(s.q.chunks_exact(LANES)));
+fn field_portable(p: [f32; 3], s: &Sources, fit: &Fit32) -> Vec3 {
+    let (mut ax, mut ay, mut az) = ([0.0f32; LANES32], [0.0f32; LANES32], [0.0f32; LANES32]);
+    let chunks = s
+        .x32
+        .chunks_exact(LANES32)
+        .zip(s.y32.chunks_exact(LANES32))
+        .zip(s.z32.chunks_exact(LANES32).zip(s.q32.chunks_exact(LANES32)));
     for ((cx, cy), (cz, cq)) in chunks {
         let (mut dx, mut dy, mut dz, mut r2, mut y) =
-            ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
-        for l in 0..LANES {
-            dx[l] = p.x - cx[l];
-            dy[l] = p.y - cy[l];
-            dz[l] = p.z - cz[l];
+            ([0.0f32; LANES32], [0.0f32; LANES32], [0.0f32; LANES32], [0.0f32; LANES32], [0.0f32; LANES32]);
+        for l in 0..LANES32 {
+            dx[l] = p[0] - cx[l];
+            dy[l] = p[1] - cy[l];
+            dz[l] = p[2] - cz[l];
             r2[l] = dx[l] * dx[l] + dy[l] * dy[l] + dz[l] * dz[l];
-            y[l] = (r2[l] * split.to_unit - 1.0).min(1.0);
+            y[l] = (r2[l] * fit.to_unit - 1.0).min(1.0);
         }
-        let long = clenshaw_lanes(&split.field, &y);
-        for l in 0..LANES {
-            let soft = r2[l] + eps2;
+        let (mut b1, mut b2) = ([0.0f32; LANES32], [0.0f32; LANES32]);
+        for &ck in fit.coefficients[1..].iter().rev() {
+            for l in 0..LANES32 {
+                let b0 = ck + 2.0 * y[l] * b1[l] - b2[l];
+                b2[l] = b1[l];
+                b1[l] = b0;
+            }
+        }
+        for l in 0..LANES32 {
+            let long = fit.coefficients[0] + y[l] * b1[l] - b2[l];
+            let soft = r2[l] + fit.eps2;
             let r3 = soft * soft.sqrt();
-            let exact = if r3 > Real::MIN_POSITIVE { 1.0 / r3 } else { 0.0 };
-            let w = if r2[l] < rc2 { cq[l] * (exact - long[l]) } else { 0.0 };
+            let exact = if r3 > f32::MIN_POSITIVE { 1.0 / r3 } else { 0.0 };
+            let w = if r2[l] < fit.rc2 { cq[l] * (exact - long) } else { 0.0 };
             ax[l] += dx[l] * w;
             ay[l] += dy[l] * w;
             az[l] += dz[l] * w;
         }
     }
-    Vec3::new(ax.iter().sum(), ay.iter().sum(), az.iter().sum())
+    let sum = |a: [f32; LANES32]| a.iter().map(|&v| v as Real).sum::<Real>();
+    Vec3::new(sum(ax), sum(ay), sum(az))
 }
 
 /// `Σ_j q_j (1/√(r² + ε²) − erf(α r)/r)` over the sources within `r_c` of `p` (including `p`
