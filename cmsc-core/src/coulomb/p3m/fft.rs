@@ -58,8 +58,8 @@ pub(super) struct Convolution {
     fz: Arc<dyn Fft<f32>>,
     iz: Arc<dyn Fft<f32>>,
     /// Per [`Output`] (potential, then the three field components): the kernel transform,
-    /// real part (potential) or imaginary part (field), over `[z][y][kx]`, divided by `D(k)`
-    /// and by the transform's length.
+    /// real part (potential) or imaginary part (field), over `[z ≤ m_z/2][y ≤ m_y/2][kx]` (a
+    /// quarter: each is even or odd along `y` and `z`), divided by `D(k)` and by the length.
     kernels: [Vec<f32>; 4],
     /// The charges' transform, `[z][y][kx]`.
     spectrum: Vec<C32>,
@@ -170,10 +170,12 @@ impl Convolution {
         let (dx, dy, dz) = (aliasing(0), aliasing(1), aliasing(2));
         let scale = 1.0 / (m[0] * m[1] * m[2]) as Real;
         let kx = self.kx;
-        let mut out = vec![0.0f32; self.spectrum.len()];
-        out.par_chunks_mut(kx * m[1]).zip(self.spectrum.par_chunks(kx * m[1])).enumerate().for_each(
+        let (hy, hz) = (m[1] / 2 + 1, m[2] / 2 + 1);
+        // only ky <= m_y/2 and kz <= m_z/2: the kernels are even or odd along each axis
+        let mut out = vec![0.0f32; kx * hy * hz];
+        out.par_chunks_mut(kx * hy).zip(self.spectrum.par_chunks(kx * m[1])).enumerate().for_each(
             |(z, (o, s))| {
-                for y in 0..m[1] {
+                for y in 0..hy {
                     for k in 0..kx {
                         let v = s[y * kx + k];
                         let part = if c == 0 { v.re } else { v.im };
@@ -256,6 +258,17 @@ impl Convolution {
             Output::Potential => (&self.kernels[0], false),
             Output::Field(d) => (&self.kernels[1 + d], true),
         };
+        // the kernel is stored for ky <= m_y/2, kz <= m_z/2; beyond, mirrored, with the sign of
+        // its parity along that axis (odd only for the field component along it)
+        let hy = m1 / 2 + 1;
+        let (odd_y, odd_z) = (what == Output::Field(1), what == Output::Field(2));
+        let mirror = |i: usize, m: usize, odd: bool| {
+            if i < m / 2 + 1 {
+                (i, 1.0)
+            } else {
+                (m - i, if odd { -1.0 } else { 1.0 })
+            }
+        };
         let (spectrum, iz) = (&self.spectrum, &self.iz);
         let shared = Shared(self.work.as_mut_ptr());
         (0..m1).into_par_iter().for_each(|y| {
@@ -263,10 +276,14 @@ impl Convolution {
             let mut scratch = vec![C32::default(); iz.get_inplace_scratch_len()];
             for k0 in (0..kx).step_by(BLOCK) {
                 let b = BLOCK.min(kx - k0);
+                let (ky, sy) = mirror(y, m1, odd_y);
                 for z in 0..m2 {
                     let at = (z * m1 + y) * kx + k0;
+                    let (kz, sz) = mirror(z, m2, odd_z);
+                    let kat = (kz * hy + ky) * kx + k0;
+                    let sign: f32 = sy * sz;
                     for j in 0..b {
-                        let (s, g) = (spectrum[at + j], kernel[at + j]);
+                        let (s, g) = (spectrum[at + j], sign * kernel[kat + j]);
                         // times g (real kernel) or i g (imaginary kernel)
                         buf[j * m2 + z] = if imaginary { C32::new(-s.im * g, s.re * g) } else { s * g };
                     }

@@ -76,7 +76,7 @@ struct Mesh {
 /// beyond it, which the chosen `r_c` keeps below the tolerance.
 ///
 /// **Sparse scenes.** The mesh spans the charges' box at the spacing their neighbours need; when
-/// that would take more than 2²⁴ FFT points (about 330 MB; e.g. two 100K-vertex objects 5 m
+/// that would take more than 2²⁵ FFT points (about 330 MB; e.g. two 100K-vertex objects 5 m
 /// apart), this solver runs [`Ddef::adaptive`] instead, says why in [`P3m::fallback_reason`],
 /// and reports [`FieldMethod::Ddef`] from [`FieldSolver::method`] until the box allows the mesh
 /// again.
@@ -276,6 +276,9 @@ impl FieldSolver for P3m {
     fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
+        if coincident(x, q).is_some() {
+            return Ok(()); // every pair at distance 0: no force, as in the direct sum
+        }
         if !self.stage(x, q, eps)? {
             self.timings.fell_back = self.fallback.is_some();
             if let Some((ddef, _, _)) = &mut self.fallback {
@@ -325,6 +328,10 @@ impl FieldSolver for P3m {
     /// and one pair sum of one component.
     fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Result<Real> {
         assert_eq!(x.len(), q.len());
+        if let Some((sum, squares)) = coincident(x, q) {
+            // every pair at distance 0: Σ_{i<j} q_i q_j / ε, or nothing at ε = 0 (as the direct sum)
+            return Ok(if eps > 0.0 { 0.5 * k_c * (sum * sum - squares) / eps } else { 0.0 });
+        }
         let reuse = self.staged && self.fallback.is_none() && self.charged.matches(x, q);
         if !reuse && !self.stage(x, q, eps)? {
             if let Some((ddef, _, _)) = &mut self.fallback {
@@ -350,6 +357,22 @@ impl FieldSolver for P3m {
         }
         Ok(0.5 * k_c * sum)
     }
+}
+
+/// `(Σ q, Σ q²)` when all the charged vertices (at least two) sit at one point, else `None`: a
+/// mesh cannot be fitted to a box of size 0.
+fn coincident(x: &[Vec3], q: &[Real]) -> Option<(Real, Real)> {
+    let mut charged = x.iter().zip(q).filter(|(_, &q)| q != 0.0);
+    let (first, _) = charged.next()?;
+    let mut count = 1;
+    for (p, _) in charged {
+        if p != first {
+            return None;
+        }
+        count += 1;
+    }
+    let (sum, squares) = q.iter().fold((0.0, 0.0), |(s, s2), &q| (s + q, s2 + q * q));
+    (count >= 2).then_some((sum, squares))
 }
 
 /// The charges' bounding box.

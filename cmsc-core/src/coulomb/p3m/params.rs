@@ -39,10 +39,12 @@ pub(super) fn accuracy(tolerance: Real) -> Accuracy {
     }
 }
 
-/// Most FFT points (the doubled mesh) the method allocates: at this size its buffers and cached
-/// kernel transforms take about 330 MB. A scene that would need more (objects metres apart, so
+/// Most FFT points `M` (the doubled mesh) the method allocates: at this size its buffers take
+/// about 330 MB between calls (the charges' transform `4M` bytes, one inverse pass's `2M`, the
+/// four kernel transforms `2M`, the field on the mesh `1.5M`) and 450 MB while the kernels are
+/// transformed (the sampled kernel, `4M`), counted from the sizes, not measured. A scene that would need more (objects metres apart, so
 /// that a mesh fine enough for each of them spans the empty space between them) goes to DDEF.
-pub(super) const MAX_FFT_POINTS: f64 = (1u64 << 24) as f64;
+pub(super) const MAX_FFT_POINTS: f64 = (1u64 << 25) as f64;
 
 /// Neighbours per charge the pair sum may take at most: beyond it the pair sum costs more than
 /// DDEF's whole field at any `n` this method is chosen for.
