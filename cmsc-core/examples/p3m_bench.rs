@@ -4,7 +4,9 @@
 //! - `torus`: the torus surface of `ddef_bench` and `tests/bench/fmm3d_compare.py` (R = 1 m,
 //!   r = 0.3 m, a `5v × v` grid), −1 µC on every fifth vertex and +1 µC elsewhere;
 //! - `cloth`: the bake benchmark's 2 m square cloth (`bake_profile`'s grid) caught mid-swing, a
-//!   gentle wave of 5 cm across it, 10 µC shared by all vertices (one sign).
+//!   gentle wave of 5 cm across it, 10 µC shared by all vertices (one sign);
+//! - `apart` (not by default): two such tori of `n/2` points, `--gap` metres (default 5)
+//!   between their centres along the box's diagonal: a sparse scene.
 //!
 //! The error is `sqrt(Σ |F − F_exact|² / Σ |F_exact|²)` over the targets where the exact force
 //! was computed: every vertex up to `--full` (default 20,000) charges, else `--samples` (2,000)
@@ -55,7 +57,15 @@ fn scene(shape: &str, n: usize) -> (Vec<Vec3>, Vec<Real>) {
             let q = vec![10e-6 / x.len() as Real; x.len()];
             (x, q)
         }
-        other => panic!("--shapes: {other:?} is neither torus nor cloth"),
+        "apart" => {
+            // two tori of n/2 points, their centres `--gap` metres apart along the diagonal
+            let (one, q) = scene("torus", n / 2);
+            let offset = Vec3::repeat(arg("--gap", 5.0) / 3f64.sqrt());
+            let x =
+                one.iter().map(|p| p - offset * 0.5).chain(one.iter().map(|p| p + offset * 0.5)).collect();
+            (x, [q.clone(), q].concat())
+        }
+        other => panic!("--shapes: {other:?} is neither torus, cloth nor apart"),
     }
 }
 

@@ -69,8 +69,8 @@ pub const AUTO_DDEF_MIN_VERTICES: usize = 10_000;
 /// | 10K | 3.4× / 4.0× | 6.6× / 6.6× | 6.2·10⁻³ / 3.0·10⁻³ | 9·10⁻³ / 1.6·10⁻² |
 /// | 20K | 6.1× / 7.2× | 12.3× / 13.9× | 2.2·10⁻³ / 2.9·10⁻³ | 9·10⁻³ / 1.5·10⁻² |
 ///
-/// From 5K P3M is faster than both at a smaller error (2–3× DDEF's speed at 100K, 2.7–3.2× at
-/// 1M: `examples/p3m_bench.rs`); its first call (choosing the parameters and transforming the
+/// From 5K P3M is faster than both at a smaller error (4.2–4.4× DDEF's speed at 100K, 9.8–9.9×
+/// at 1M: `examples/p3m_bench.rs`, README); its first call (choosing the parameters and transforming the
 /// kernels) costs about five calls, again whenever the charges outgrow the mesh.
 pub const AUTO_P3M_MIN_VERTICES: usize = 5_000;
 
