@@ -90,7 +90,7 @@ typedef enum {
   CMSC_COULOMB_AUTO_CPU = 6,
   // Particle-particle particle-mesh (P3M), CPU: Ewald's split, the smooth part by FFT on a
   // mesh, the rest summed exactly over pairs within a cut-off; relative RMS force error below
-  // 1e-2. A scene whose mesh would exceed 2^24 FFT points (objects metres apart) runs DDEF
+  // 1e-2. A scene whose mesh would exceed 2^25 FFT points (objects metres apart) runs DDEF
   // instead, and cmsc_get_coulomb_method then reports CMSC_COULOMB_DDEF.
   CMSC_COULOMB_P3M = 7,
 } CmscCoulomb;
