@@ -106,13 +106,18 @@ typedef enum {
   // Exact sum on a CUDA GPU (f32 terms, f64 sums; within 1e-5 of CMSC_COULOMB_DIRECT). Needs
   // the NVIDIA driver and NVRTC at run time, else CMSC_UNAVAILABLE with the reason.
   CMSC_COULOMB_DIRECT_GPU = 4,
-  // The library chooses from the vertex count: DIRECT below 10,000 vertices, DDEF above;
+  // The library chooses from the vertex count: DIRECT below 5,000 vertices, P3M above;
   // with a usable CUDA GPU, from 5,000 vertices DIRECT_GPU and from 200,000 DDEF_GPU
   // (estimated thresholds, not yet measured on a device). Never fails for lack of a GPU.
   CMSC_COULOMB_AUTO = 5,
-  // CMSC_COULOMB_AUTO without the GPU: DIRECT below 10,000 vertices, DDEF above, whatever
+  // CMSC_COULOMB_AUTO without the GPU: DIRECT below 5,000 vertices, P3M above, whatever
   // the hardware (for callers whose user has turned the GPU off).
   CMSC_COULOMB_AUTO_CPU = 6,
+  // Particle-particle particle-mesh (P3M), CPU: Ewald's split, the smooth part by FFT on a
+  // mesh, the rest summed exactly over pairs within a cut-off; relative RMS force error below
+  // 1e-2. A scene whose mesh would exceed 2^25 FFT points (objects metres apart) runs DDEF
+  // instead, and cmsc_get_coulomb_method then reports CMSC_COULOMB_DDEF.
+  CMSC_COULOMB_P3M = 7,
 } CmscCoulomb;
 
 // Integrators for `CmscParams.integrator`.

@@ -49,7 +49,7 @@ def choose(library, requested, use_gpu, problem=gpu_problem):
     """The method to pass to the library and a note for the user ("" when the request is met as
     asked).
 
-    requested: a CoulombMethod (AUTO, DIRECT, DDEF or DDEF_GPU, as the UI offers); use_gpu: the
+    requested: a CoulombMethod (AUTO, DIRECT, DDEF, DDEF_GPU or P3M, as the UI offers); use_gpu: the
     add-on preference "use the GPU when available". AUTO goes to the library as AUTO, which may
     pick a GPU method, or as AUTO_CPU with the preference off; with the preference on and no
     usable GPU the note says why AUTO stays on the CPU. The preference upgrades DIRECT and DDEF

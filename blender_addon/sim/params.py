@@ -23,6 +23,7 @@ class CoulombMethod(enum.IntEnum):
     DIRECT_GPU = 4
     AUTO = 5
     AUTO_CPU = 6  # AUTO without the GPU: what the add-on passes for AUTO with "Use GPU" off
+    P3M = 7  # particle-particle particle-mesh: Ewald split, FFT mesh, exact near pairs (CPU)
 
 
 class Integrator(enum.IntEnum):

@@ -8,13 +8,17 @@
 //! call each; the file takes about 1.5 minutes there, and criterion's warning that it could not
 //! complete 10 samples in 20 s is expected for 64K.
 //!
+//! The `p3m` group times `P3m::forces` (default tolerance 10⁻²) on the same points at n = 10,000
+//! and 100,000, the mesh kept from a first call (a simulation step's cost), throughput in
+//! charges per call; `examples/p3m_bench.rs` gives its errors and stage times beside DDEF.
+//!
 //! Run: `cargo bench -p cmsc-core --bench coulomb` (append `-- --quick` for a fast pass).
 
 use std::f64::consts::PI;
 use std::hint::black_box;
 use std::time::Duration;
 
-use cmsc_core::coulomb::DirectSum;
+use cmsc_core::coulomb::{DirectSum, P3m};
 use cmsc_core::{FieldSolver, Vec3, COULOMB_CONSTANT};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput};
 
@@ -54,5 +58,25 @@ fn direct_sum(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, direct_sum);
+fn p3m(c: &mut Criterion) {
+    let mut group = c.benchmark_group("p3m");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    for n in [10_000, 100_000] {
+        let x = fibonacci_sphere(n);
+        let q: Vec<f64> = (0..n).map(|i| if i % 2 == 0 { 1e-6 } else { -1e-6 }).collect();
+        let mut out = vec![Vec3::zeros(); n];
+        let mut solver = P3m::new();
+        solver.forces(&x, &q, COULOMB_CONSTANT, SOFTENING, &mut out).unwrap(); // chooses the mesh
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                solver.forces(black_box(&x), &q, COULOMB_CONSTANT, SOFTENING, &mut out).unwrap();
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, direct_sum, p3m);
 criterion_main!(benches);

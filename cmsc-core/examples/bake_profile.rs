@@ -17,7 +17,7 @@
 //!   in the README were taken on it (charges filling little of their box).
 //!
 //! Run: `cargo run --release -p cmsc-core --example bake_profile -- [--n 10000] [--steps 20]
-//! [--method ddef|direct|off] [--iterations 6] [--plain] [--far-interval 1] [--charged 1] [--m 0] [--every 0]
+//! [--method ddef|direct|p3m|off] [--iterations 6] [--plain] [--far-interval 1] [--charged 1] [--m 0] [--every 0]
 //! [--snapshots DIR] [--scene hanging|falling] [--charge 10]`.
 //! `--m` is the DDEF grid size (0 = adaptive, the add-on's default); `--far-interval K` holds
 //! DDEF's far field for K steps (`SimParams::far_field_interval`). With `--every` > 0 it
@@ -48,7 +48,8 @@ fn main() {
         "direct" => FieldMethod::Direct,
         "ddef" => FieldMethod::Ddef,
         "off" => FieldMethod::Off,
-        other => panic!("--method {other:?}: use ddef, direct or off"),
+        "p3m" => FieldMethod::P3m,
+        other => panic!("--method {other:?}: use ddef, direct, p3m or off"),
     };
     let iterations: u32 = arg("--iterations", cmsc_core::DEFAULT_ITERATIONS);
     // plain Liu 2013 iterations instead of the accelerated ones (the default before issue 19 was

@@ -147,9 +147,9 @@ fn without_a_driver_gpu_methods_are_unavailable_and_auto_stays_on_the_cpu() {
             // Auto: exactly the CPU choice, at every size
             for (n, cpu) in [
                 (10, FieldMethod::Direct),
-                (9_999, FieldMethod::Direct),
-                (10_000, FieldMethod::Ddef),
-                (3_000_000, FieldMethod::Ddef),
+                (4_999, FieldMethod::Direct),
+                (5_000, FieldMethod::P3m),
+                (3_000_000, FieldMethod::P3m),
             ] {
                 assert_eq!(FieldMethod::Auto.resolve(n), cpu, "n = {n}");
             }

@@ -102,6 +102,7 @@ impl CmscParams {
             x if x == C::CMSC_COULOMB_DDEF_GPU as u32 => FieldMethod::DdefGpu,
             x if x == C::CMSC_COULOMB_DIRECT_GPU as u32 => FieldMethod::DirectGpu,
             x if x == C::CMSC_COULOMB_AUTO_CPU as u32 => FieldMethod::AutoCpu,
+            x if x == C::CMSC_COULOMB_P3M as u32 => FieldMethod::P3m,
             other => {
                 return Err(FfiError::invalid(format!("`params.coulomb`: unknown CmscCoulomb value {other}")))
             }

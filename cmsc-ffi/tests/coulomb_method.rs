@@ -33,13 +33,14 @@ fn auto_resolves_by_vertex_count_and_explicit_methods_stand_for_themselves() {
     // No GPU is asked for by AUTO_CPU; AUTO may pick one only from 5,000 vertices.
     assert_eq!(resolved(100, CMSC_COULOMB_AUTO), CMSC_COULOMB_DIRECT as u32);
     assert_eq!(resolved(100, CMSC_COULOMB_AUTO_CPU), CMSC_COULOMB_DIRECT as u32);
-    assert_eq!(resolved(10_000, CMSC_COULOMB_AUTO_CPU), CMSC_COULOMB_DDEF as u32);
+    assert_eq!(resolved(10_000, CMSC_COULOMB_AUTO_CPU), CMSC_COULOMB_P3M as u32);
     let auto_10k = resolved(10_000, CMSC_COULOMB_AUTO);
     assert!(
-        [CMSC_COULOMB_DDEF as u32, CMSC_COULOMB_DIRECT_GPU as u32].contains(&auto_10k),
+        [CMSC_COULOMB_P3M as u32, CMSC_COULOMB_DIRECT_GPU as u32].contains(&auto_10k),
         "AUTO at 10K ran {auto_10k}"
     );
     assert_eq!(resolved(100, CMSC_COULOMB_DDEF), CMSC_COULOMB_DDEF as u32);
+    assert_eq!(resolved(100, CMSC_COULOMB_P3M), CMSC_COULOMB_P3M as u32);
     assert_eq!(resolved(100, CMSC_COULOMB_OFF), CMSC_COULOMB_OFF as u32);
     assert_eq!(resolved(20_000, CMSC_COULOMB_DIRECT), CMSC_COULOMB_DIRECT as u32);
 }

@@ -81,6 +81,20 @@ int main(void) {
         uint32_t method = 99;
         OK(cmsc_get_coulomb_method(ddef, &method));
         CHECK(method == CMSC_COULOMB_DDEF);
+        /* P3M on the same ring: below its default 1e-2 */
+        CmscSim *p3m = NULL;
+        p.coulomb = CMSC_COULOMB_P3M;
+        OK(cmsc_create(x, N, m, NULL, 0, NULL, &p, &p3m));
+        OK(cmsc_set_charges(p3m, q, N));
+        OK(cmsc_coulomb_forces(p3m, fa, N));
+        num = 0;
+        for (int k = 0; k < 3 * N; k++) {
+            num += (fa[k] - fd[k]) * (fa[k] - fd[k]);
+        }
+        CHECK(sqrt(num / den) < 0.01);
+        OK(cmsc_get_coulomb_method(p3m, &method));
+        CHECK(method == CMSC_COULOMB_P3M);
+        cmsc_destroy(p3m);
         cmsc_destroy(direct);
         cmsc_destroy(ddef);
     }

@@ -36,6 +36,8 @@ def gpu(library, method):
         (M.DDEF, True, no_gpu, M.DDEF, "DDEF_GPU unavailable (no CUDA device); running DDEF on the CPU"),
         (M.DDEF_GPU, False, no_gpu, M.DDEF, "DDEF_GPU unavailable (no CUDA device); running DDEF on the CPU"),
         (M.DDEF_GPU, False, gpu, M.DDEF_GPU, ""),
+        (M.P3M, True, gpu, M.P3M, ""),
+        (M.P3M, False, no_gpu, M.P3M, ""),
     ],
 )
 def test_choose(requested, use_gpu, probe, expected, note):
@@ -50,15 +52,16 @@ def resolved(lib_path, asked, n):
 
 
 def test_auto_is_resolved_by_the_library_and_read_back(lib_path):
-    """AUTO and AUTO_CPU run DIRECT on small meshes and DDEF from 10,000 vertices (AUTO may take
+    """AUTO and AUTO_CPU run DIRECT on small meshes and P3M from 5,000 vertices (AUTO may take
     the GPU's direct sum there instead, when a CUDA device is usable); explicit methods run as
     asked. The add-on shows what this reads back and predicts nothing."""
     for asked in (M.AUTO, M.AUTO_CPU):
         assert resolved(lib_path, asked, 100) == M.DIRECT
-    assert resolved(lib_path, M.AUTO_CPU, 10_000) == M.DDEF
+    assert resolved(lib_path, M.AUTO_CPU, 10_000) == M.P3M
     gpu_usable = methods.gpu_problem(lib_path, M.DIRECT_GPU) is None
-    assert resolved(lib_path, M.AUTO, 10_000) == (M.DIRECT_GPU if gpu_usable else M.DDEF)
+    assert resolved(lib_path, M.AUTO, 10_000) == (M.DIRECT_GPU if gpu_usable else M.P3M)
     assert resolved(lib_path, M.DDEF, 100) == M.DDEF and resolved(lib_path, M.DIRECT, 10_000) == M.DIRECT
+    assert resolved(lib_path, M.P3M, 100) == M.P3M
     assert methods.describe(M.AUTO_CPU, M.DDEF) == "DDEF (chosen by AUTO)"
     assert methods.describe(M.DDEF, M.DDEF) == "DDEF"
 

@@ -9,10 +9,12 @@ mod ddef;
 mod direct;
 pub mod gpu;
 mod kernel;
+mod p3m;
 
 pub(crate) use ddef::Csr;
 pub use ddef::{Ddef, DdefTimings, Neighborhood, Placement, ADAPTIVE_MIN_GRID_POINTS, MAX_GRID_POINTS};
 pub use gpu::DirectGpu;
+pub use p3m::{P3m, P3mTimings, P3M_DEFAULT_TOLERANCE};
 
 pub use direct::{coulomb_energy, DirectSum};
 pub(crate) use kernel::inv_r3;
@@ -42,15 +44,35 @@ pub enum FieldMethod {
     /// [`FieldMethod::Auto`] restricted to the CPU: what `Auto` picks when no GPU is usable,
     /// for callers whose user has turned the GPU off.
     AutoCpu,
+    /// Particle-particle particle-mesh, [`P3m`]: Ewald's split, the smooth part by FFT on a
+    /// mesh, the rest summed over pairs within a cut-off; relative RMS error 10⁻² by default.
+    P3m,
 }
 
-/// Vertex count from which [`FieldMethod::Auto`] picks DDEF. Measured with m = 1000 on torus
-/// point sets (2 threads, `cargo run --release -p cmsc-core --example ddef_bench -- --n
-/// 2000,5000,10000,20000 --m 1000`): DDEF took 0.7×, 1.7×, 2.6× and 4.3× less time than the
-/// direct sum at n = 2K, 5K, 10K, 20K, with relative error 0.009. From 10K the saving is tens of
-/// ms per step (a frame of 5 substeps at 10K: ~180 ms instead of ~450 ms); below it the exact
-/// sum costs little and is kept for its exactness.
+/// Vertex count from which [`FieldMethod::Auto`] picked DDEF before [`FieldMethod::P3m`]
+/// existed (measured with m = 1000 on torus point sets, 2 threads: DDEF took 0.7×, 1.7×, 2.6×
+/// and 4.3× less time than the direct sum at n = 2K, 5K, 10K, 20K, relative error 0.009). Auto
+/// no longer picks DDEF on the CPU: P3M is faster at a smaller error from
+/// [`AUTO_P3M_MIN_VERTICES`] (see there).
 pub const AUTO_DDEF_MIN_VERTICES: usize = 10_000;
+
+/// Vertex count from which [`FieldMethod::Auto`] (without a usable GPU) and
+/// [`FieldMethod::AutoCpu`] pick [`FieldMethod::P3m`] instead of the exact sum. Measured in one
+/// run (`cargo run --release -p cmsc-core --example p3m_bench -- --n 2000,5000,10000`, 2
+/// threads, the 2-core VM shared with other jobs, load 4–5, so ±30 %), a call at a step's
+/// positions (mesh kept), torus / hanging cloth, time relative to the direct sum and error:
+///
+/// | n | DDEF (adaptive) | P3M (10⁻²) | P3M error | DDEF error |
+/// |---|---|---|---|---|
+/// | 2K | 0.7× / 1.0× | 1.1× / 1.1× | 6.6·10⁻³ / 3.7·10⁻³ | 1.3·10⁻² / 1.5·10⁻² |
+/// | 5K | 1.9× / 2.2× faster | 2.9× / 3.5× faster | 2.8·10⁻³ / 3.2·10⁻³ | 9·10⁻³ / 1.5·10⁻² |
+/// | 10K | 3.4× / 4.0× | 6.6× / 6.6× | 6.2·10⁻³ / 3.0·10⁻³ | 9·10⁻³ / 1.6·10⁻² |
+/// | 20K | 6.1× / 7.2× | 12.3× / 13.9× | 2.2·10⁻³ / 2.9·10⁻³ | 9·10⁻³ / 1.5·10⁻² |
+///
+/// From 5K P3M is faster than both at a smaller error (4.2–4.4× DDEF's speed at 100K, 9.8–9.9×
+/// at 1M: `examples/p3m_bench.rs`, README); its first call (choosing the parameters and transforming the
+/// kernels) costs about five calls, again whenever the charges outgrow the mesh.
+pub const AUTO_P3M_MIN_VERTICES: usize = 5_000;
 
 /// Vertex count from which [`FieldMethod::Auto`] uses a usable CUDA GPU ([`gpu::usable`]).
 /// **Not yet measured on a device**: an estimate from the costs of a first GPU use (context and
@@ -70,8 +92,9 @@ impl FieldMethod {
     /// [`FieldMethod::Auto`] becomes, with a usable CUDA GPU ([`gpu::usable`], probed once per
     /// process and only for `n >=` [`AUTO_GPU_MIN_VERTICES`]): [`FieldMethod::DirectGpu`] below
     /// [`AUTO_GPU_DDEF_MIN_VERTICES`] and [`FieldMethod::DdefGpu`] from there on. Without one, and
-    /// below [`AUTO_GPU_MIN_VERTICES`]: [`FieldMethod::Direct`] below [`AUTO_DDEF_MIN_VERTICES`],
-    /// [`FieldMethod::Ddef`] from there on. [`FieldMethod::AutoCpu`] is that CPU choice whatever
+    /// below [`AUTO_GPU_MIN_VERTICES`]: [`FieldMethod::Direct`] below [`AUTO_P3M_MIN_VERTICES`],
+    /// [`FieldMethod::P3m`] from there on (which itself runs DDEF on a scene too sparse for its
+    /// mesh, [`P3m`]'s docs). [`FieldMethod::AutoCpu`] is that CPU choice whatever
     /// the hardware. Every other method stands for itself.
     pub fn resolve(self, n: usize) -> FieldMethod {
         match self {
@@ -82,7 +105,7 @@ impl FieldMethod {
                     FieldMethod::DirectGpu
                 }
             }
-            FieldMethod::Auto | FieldMethod::AutoCpu if n >= AUTO_DDEF_MIN_VERTICES => FieldMethod::Ddef,
+            FieldMethod::Auto | FieldMethod::AutoCpu if n >= AUTO_P3M_MIN_VERTICES => FieldMethod::P3m,
             FieldMethod::Auto | FieldMethod::AutoCpu => FieldMethod::Direct,
             m => m,
         }
@@ -273,6 +296,7 @@ pub fn make_solver(
         FieldMethod::Ddef => Box::new(Ddef::new(grid_points).with_neighborhood(near)),
         FieldMethod::DdefGpu => Box::new(gpu::ddef_solver(grid_points, near)?),
         FieldMethod::DirectGpu => Box::new(DirectGpu::new()?),
+        FieldMethod::P3m => Box::new(P3m::new()),
         FieldMethod::Direct | FieldMethod::Auto | FieldMethod::AutoCpu => Box::new(DirectSum::default()),
     })
 }
