@@ -45,9 +45,9 @@
 // Largest `CmscParams.grid_points` accepted (DDEF's m; 0 = adaptive).
 #define CMSC_MAX_GRID_POINTS 10000000
 
-// Vertex count from which `CMSC_COULOMB_AUTO` (and `AUTO_CPU`) run DDEF instead of the exact
-// sum on the CPU.
-#define CMSC_AUTO_DDEF_MIN_VERTICES 10000
+// Vertex count from which `CMSC_COULOMB_AUTO` (without a usable GPU) and `AUTO_CPU` run P3M
+// instead of the exact sum on the CPU.
+#define CMSC_AUTO_P3M_MIN_VERTICES 5000
 
 // Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there).
 #define CMSC_AUTO_GPU_MIN_VERTICES 5000

@@ -205,8 +205,8 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
             (
                 "AUTO",
                 "Auto",
-                "The library chooses from the vertex count when the simulation starts: Direct below 10,000 "
-                "vertices, DDEF from there on; with Use GPU (add-on preferences) and a usable CUDA GPU, "
+                "The library chooses from the vertex count when the simulation starts: Direct below 5,000 "
+                "vertices, P3M from there on; with Use GPU (add-on preferences) and a usable CUDA GPU, "
                 "Direct on the GPU from 5,000 vertices and DDEF on the GPU from 200,000. The panel shows "
                 "the method that ran",
             ),

@@ -4,7 +4,7 @@
 //! Each equals its `cmsc-core` constant, checked at compile time below (cbindgen writes
 //! literals only).
 
-use cmsc_core::coulomb::{AUTO_DDEF_MIN_VERTICES, AUTO_GPU_DDEF_MIN_VERTICES, AUTO_GPU_MIN_VERTICES};
+use cmsc_core::coulomb::{AUTO_GPU_DDEF_MIN_VERTICES, AUTO_GPU_MIN_VERTICES, AUTO_P3M_MIN_VERTICES};
 
 /// Largest `CmscParams.iterations` accepted (local/global iterations per step).
 pub const CMSC_MAX_ITERATIONS: u32 = 100_000;
@@ -15,9 +15,9 @@ pub const CMSC_MAX_FAR_FIELD_INTERVAL: u32 = 1000;
 /// Largest `CmscParams.grid_points` accepted (DDEF's m; 0 = adaptive).
 pub const CMSC_MAX_GRID_POINTS: u32 = 10_000_000;
 
-/// Vertex count from which `CMSC_COULOMB_AUTO` (and `AUTO_CPU`) run DDEF instead of the exact
-/// sum on the CPU.
-pub const CMSC_AUTO_DDEF_MIN_VERTICES: u32 = 10_000;
+/// Vertex count from which `CMSC_COULOMB_AUTO` (without a usable GPU) and `AUTO_CPU` run P3M
+/// instead of the exact sum on the CPU.
+pub const CMSC_AUTO_P3M_MIN_VERTICES: u32 = 5_000;
 
 /// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there).
 pub const CMSC_AUTO_GPU_MIN_VERTICES: u32 = 5_000;
@@ -29,7 +29,7 @@ const _: () = {
     assert!(CMSC_MAX_ITERATIONS == cmsc_core::MAX_ITERATIONS);
     assert!(CMSC_MAX_FAR_FIELD_INTERVAL == cmsc_core::MAX_FAR_FIELD_INTERVAL);
     assert!(CMSC_MAX_GRID_POINTS == cmsc_core::MAX_GRID_POINTS);
-    assert!(CMSC_AUTO_DDEF_MIN_VERTICES as usize == AUTO_DDEF_MIN_VERTICES);
+    assert!(CMSC_AUTO_P3M_MIN_VERTICES as usize == AUTO_P3M_MIN_VERTICES);
     assert!(CMSC_AUTO_GPU_MIN_VERTICES as usize == AUTO_GPU_MIN_VERTICES);
     assert!(CMSC_AUTO_GPU_DDEF_MIN_VERTICES as usize == AUTO_GPU_DDEF_MIN_VERTICES);
 };

@@ -112,7 +112,7 @@ int main(void) {
     CHECK(sim != NULL);
     uint32_t resolved = 99;
     OK(cmsc_get_coulomb_method(sim, &resolved));
-    CHECK(resolved == CMSC_COULOMB_DIRECT); /* AUTO below 10,000 vertices */
+    CHECK(resolved == CMSC_COULOMB_DIRECT); /* AUTO below CMSC_AUTO_P3M_MIN_VERTICES */
     CHECK(cmsc_get_coulomb_method(sim, NULL) == CMSC_INVALID_ARGUMENT);
 
     const double q[4] = {1e-7, 1e-7, 1e-7, 1e-7};

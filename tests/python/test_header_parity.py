@@ -141,5 +141,5 @@ def test_the_panels_bounds_and_auto_tooltip_agree_with_the_header(header):
     assert all(p["max"] <= d["CMSC_MAX_ITERATIONS"] for p in props["iterations"])
     (coulomb,) = props["coulomb_method"]
     (auto,) = [item[2] for item in coulomb["items"] if item[0] == "AUTO"]
-    for name in ("CMSC_AUTO_DDEF_MIN_VERTICES", "CMSC_AUTO_GPU_MIN_VERTICES", "CMSC_AUTO_GPU_DDEF_MIN_VERTICES"):
+    for name in ("CMSC_AUTO_P3M_MIN_VERTICES", "CMSC_AUTO_GPU_MIN_VERTICES", "CMSC_AUTO_GPU_DDEF_MIN_VERTICES"):
         assert f"{d[name]:,}" in auto, f"the AUTO tooltip does not give {name} = {d[name]:,}: {auto!r}"
