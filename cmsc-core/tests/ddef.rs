@@ -9,6 +9,8 @@
 
 mod common;
 
+use common::field::{forces, relative_l2};
+
 use cmsc_core::coulomb::{Ddef, DirectSum, FieldSolver, Neighborhood, Placement};
 use std::f64::consts::PI;
 
@@ -23,18 +25,6 @@ fn suzanne() -> Vec<Vec3> {
             Vec3::new(c[0], c[1], c[2])
         })
         .collect()
-}
-
-fn relative_l2(a: &[Vec3], reference: &[Vec3]) -> Real {
-    let num: Real = a.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum();
-    let den: Real = reference.iter().map(|b| b.norm_squared()).sum();
-    (num / den).sqrt()
-}
-
-fn forces(solver: &mut dyn FieldSolver, x: &[Vec3], q: &[Real], eps: Real) -> Vec<Vec3> {
-    let mut out = vec![Vec3::zeros(); x.len()];
-    solver.forces(x, q, KC, eps, &mut out).unwrap();
-    out
 }
 
 #[test]

@@ -7,24 +7,15 @@
 //! On a GPU machine: `LD_LIBRARY_PATH=<nvrtc lib dir> cargo test --release -p cmsc-core --test
 //! gpu -- --nocapture`.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use cmsc_core::coulomb::gpu::{self, GpuUnavailable};
-use cmsc_core::coulomb::{make_solver, Ddef, DirectSum, FieldSolver, Neighborhood};
-use cmsc_core::{shapes, Error, FieldMethod, Real, SimParams, System, Vec3, COULOMB_CONSTANT as KC};
-
-fn relative_l2(a: &[Vec3], reference: &[Vec3]) -> Real {
-    let num: Real = a.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum();
-    let den: Real = reference.iter().map(|b| b.norm_squared()).sum();
-    (num / den).sqrt()
-}
-
-fn forces(solver: &mut dyn FieldSolver, x: &[Vec3], q: &[Real], eps: Real) -> Vec<Vec3> {
-    let mut out = vec![Vec3::zeros(); x.len()];
-    solver.forces(x, q, KC, eps, &mut out).unwrap_or_else(|e| panic!("{e}"));
-    out
-}
+use cmsc_core::coulomb::{make_solver, Ddef, DirectSum, Neighborhood};
+use cmsc_core::{shapes, Error, FieldMethod, Real, SimParams, System, Vec3};
+use common::field::{forces, relative_l2};
 
 /// Charges of mixed sign, mostly positive (as a rigged mesh has them), a few vertices uncharged.
 fn charges(n: usize) -> Vec<Real> {

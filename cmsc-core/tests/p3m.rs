@@ -6,21 +6,12 @@
 //!
 //! Print the error table with `cargo test --release -p cmsc-core --test p3m -- --nocapture`.
 
+mod common;
+
 use cmsc_core::coulomb::{coulomb_energy, DirectSum, FieldSolver, P3m};
 use cmsc_core::{shapes, FieldMethod, Real, Vec3, COULOMB_CONSTANT as KC};
+use common::field::{forces, relative_l2};
 use std::f64::consts::PI;
-
-fn relative_rms(a: &[Vec3], reference: &[Vec3]) -> Real {
-    let num: Real = a.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum();
-    let den: Real = reference.iter().map(|b| b.norm_squared()).sum();
-    (num / den).sqrt()
-}
-
-fn forces(solver: &mut dyn FieldSolver, x: &[Vec3], q: &[Real], eps: Real) -> Vec<Vec3> {
-    let mut out = vec![Vec3::zeros(); x.len()];
-    solver.forces(x, q, KC, eps, &mut out).unwrap();
-    out
-}
 
 /// The test scenes, each of 1,500–2,500 points.
 fn scenes() -> Vec<(&'static str, Vec<Vec3>)> {
@@ -67,7 +58,7 @@ fn error_is_below_the_tolerance_asked_for() {
                 let mut p3m = P3m::new().with_tolerance(tolerance).unwrap();
                 let f = forces(&mut p3m, &x, &q, eps);
                 assert_eq!(p3m.method(), FieldMethod::P3m, "{name}: {:?}", p3m.fallback_reason());
-                let err = relative_rms(&f, &exact);
+                let err = relative_l2(&f, &exact);
                 let u = p3m.potential(&x, &q, KC, eps).unwrap();
                 let u_err = (u - exact_u).abs() / exact_u.abs();
                 eprintln!(
@@ -91,7 +82,7 @@ fn forces_and_potential_agree_with_the_direct_sum_at_several_sizes() {
         let x = shapes::torus(5 * u, u, 1.0, 0.3).positions;
         let q = mixed(x.len());
         let exact = forces(&mut DirectSum::default(), &x, &q, 1e-4);
-        let err = relative_rms(&forces(&mut P3m::new(), &x, &q, 1e-4), &exact);
+        let err = relative_l2(&forces(&mut P3m::new(), &x, &q, 1e-4), &exact);
         assert!(err < 1e-2, "n = {}: error {err}", x.len());
     }
 }
@@ -109,8 +100,8 @@ fn a_translated_scene_gets_the_same_forces_on_the_kept_mesh() {
     let f1 = forces(&mut p3m, &moved, &q, 1e-6);
     assert_eq!(p3m.timings().setup, 0.0, "the mesh was rebuilt");
     let exact = forces(&mut DirectSum::default(), &moved, &q, 1e-6);
-    assert!(relative_rms(&f1, &exact) < 1e-2);
-    assert!(relative_rms(&f1, &f0) < 1e-2);
+    assert!(relative_l2(&f1, &exact) < 1e-2);
+    assert!(relative_l2(&f1, &f0) < 1e-2);
 }
 
 #[test]
@@ -132,7 +123,7 @@ fn degenerate_inputs_give_finite_forces_or_a_clear_error() {
         // two charges: Coulomb's law
         let x2 = [p, p + Vec3::new(0.0, 0.0, 0.5)];
         let (f, exact, u, exact_u) = check(&x2, &[1e-6, -2e-6], eps);
-        assert!(relative_rms(&f, &exact) < 1e-2, "two charges: {f:?} vs {exact:?}");
+        assert!(relative_l2(&f, &exact) < 1e-2, "two charges: {f:?} vs {exact:?}");
         assert!((u - exact_u).abs() < 1e-2 * exact_u.abs(), "two charges: U {u} vs {exact_u}");
         // coincident charges, alone and beside others
         let (f, _, u, _) = check(&[p, p, p], &[1e-6; 3], eps);
@@ -142,7 +133,7 @@ fn degenerate_inputs_give_finite_forces_or_a_clear_error() {
         x.extend(x.clone());
         let q = mixed(x.len());
         let (f, exact, u, exact_u) = check(&x, &q, eps);
-        assert!(relative_rms(&f, &exact) < 1e-2, "doubled torus, eps {eps}");
+        assert!(relative_l2(&f, &exact) < 1e-2, "doubled torus, eps {eps}");
         assert!((u - exact_u).abs() < 1e-2 * exact_u.abs(), "doubled torus, eps {eps}: U {u} vs {exact_u}");
     }
     // all charges zero: nothing
@@ -153,7 +144,7 @@ fn degenerate_inputs_give_finite_forces_or_a_clear_error() {
     let q: Vec<Real> = (0..x.len()).map(|i| if i % 3 == 0 { 1e-6 } else { 0.0 }).collect();
     let (f, exact, _, _) = check(&x, &q, 1e-6);
     assert!(f.iter().zip(&q).all(|(f, &q)| q != 0.0 || *f == Vec3::zeros()));
-    assert!(relative_rms(&f, &exact) < 1e-2);
+    assert!(relative_l2(&f, &exact) < 1e-2);
     // a non-finite position and an uncalibrated tolerance are refused
     let mut bad = x.clone();
     bad[3].y = Real::NAN;
@@ -178,12 +169,12 @@ fn objects_too_far_apart_for_a_mesh_fall_back_to_ddef() {
     let why = p3m.fallback_reason().expect("a reason");
     assert!(why.contains("FFT points"), "{why}");
     let exact = forces(&mut DirectSum::default(), &x, &q, 1e-6);
-    assert!(relative_rms(&f, &exact) < 0.1, "DDEF's error: {}", relative_rms(&f, &exact));
+    assert!(relative_l2(&f, &exact) < 0.1, "DDEF's error: {}", relative_l2(&f, &exact));
     // brought together, the same solver runs P3M again
     let close: Vec<Vec3> =
         ball.iter().map(|p| p - Vec3::x()).chain(ball.iter().map(|p| p + Vec3::x())).collect();
     let f = forces(&mut p3m, &close, &q, 1e-6);
     assert_eq!(p3m.method(), FieldMethod::P3m);
     let exact = forces(&mut DirectSum::default(), &close, &q, 1e-6);
-    assert!(relative_rms(&f, &exact) < 1e-2);
+    assert!(relative_l2(&f, &exact) < 1e-2);
 }

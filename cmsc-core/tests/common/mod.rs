@@ -1,6 +1,7 @@
 //! Scenes shared by the integration tests.
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod field;
 pub mod newton;
 
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Integrator, SimParams, System, Vec3};
