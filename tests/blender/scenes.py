@@ -14,6 +14,21 @@ def addon_module(name):
     return importlib.import_module(f"{root.__name__}.{name}")
 
 
+def saved_scene(tmp_path, name):
+    """A new empty file (no gravity, 24 fps, frame 1) saved as <tmp_path>/project/<name>;
+    returns (scene, path of the .blend)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    sc = bpy.context.scene
+    sc.cmsc.use_gravity = False
+    sc.render.fps = 24
+    sc.frame_set(1)
+    project = tmp_path / "project"
+    project.mkdir()
+    blend = project / name
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(blend)) == {"FINISHED"}
+    return sc, blend
+
+
 def read_pc2(path):
     head = np.fromfile(path, dtype=np.uint8, count=32).tobytes()
     assert head[:12] == b"POINTCACHE2\0"

@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import addon_module, charged_sphere, draw, evaluated_coords, key_charge, read_pc2
+from scenes import addon_module, charged_sphere, draw, evaluated_coords, key_charge, read_pc2, saved_scene
 
 KNOWN = bytes(range(256)) * 8  # a foreign file's bytes: a bake must leave them exactly so
 
@@ -21,15 +21,7 @@ def saved(tmp_path):
     """An empty scene (as `scene` makes it) in a .blend saved as <tmp>/project/scene.blend; an
     empty unsaved file again afterwards (the other tests bake with absolute paths in an unsaved
     file)."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    sc = bpy.context.scene
-    sc.cmsc.use_gravity = False
-    sc.render.fps = 24
-    sc.frame_set(1)
-    project = tmp_path / "project"
-    project.mkdir()
-    blend = project / "scene.blend"
-    assert bpy.ops.wm.save_as_mainfile(filepath=str(blend)) == {"FINISHED"}
+    sc, blend = saved_scene(tmp_path, "scene.blend")
     yield sc, tmp_path, blend
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.data.filepath == "" and hasattr(bpy.types.Object, "cmsc")

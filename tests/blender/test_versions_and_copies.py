@@ -8,21 +8,13 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import addon_module, charged_sphere, evaluated_coords, read_pc2
+from scenes import addon_module, charged_sphere, evaluated_coords, read_pc2, saved_scene
 
 
 @pytest.fixture
 def project(tmp_path):
     """An empty scene saved as <tmp>/project/shot_v01.blend; an empty unsaved file afterwards."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    sc = bpy.context.scene
-    sc.cmsc.use_gravity = False
-    sc.render.fps = 24
-    sc.frame_set(1)
-    folder = tmp_path / "project"
-    folder.mkdir()
-    blend = folder / "shot_v01.blend"
-    assert bpy.ops.wm.save_as_mainfile(filepath=str(blend)) == {"FINISHED"}
+    sc, blend = saved_scene(tmp_path, "shot_v01.blend")
     yield sc, tmp_path, blend
     bpy.ops.wm.read_homefile(use_empty=True)
 
