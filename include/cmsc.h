@@ -45,6 +45,12 @@
 // Largest `CmscParams.grid_points` accepted (DDEF's m; 0 = adaptive).
 #define CMSC_MAX_GRID_POINTS 10000000
 
+// Smallest relative RMS force error `cmsc_set_field_tolerance` accepts.
+#define CMSC_MIN_FIELD_TOLERANCE 1e-4
+
+// Largest relative RMS force error `cmsc_set_field_tolerance` accepts.
+#define CMSC_MAX_FIELD_TOLERANCE 0.1
+
 // Vertex count from which `CMSC_COULOMB_AUTO` (without a usable GPU) and `AUTO_CPU` run P3M
 // instead of the exact sum on the CPU.
 #define CMSC_AUTO_P3M_MIN_VERTICES 5000
@@ -492,6 +498,18 @@ CmscStatus cmsc_set_acceleration(CmscSim *sim,
 // `sim` must be NULL or a live handle.
 CmscStatus cmsc_set_far_field_interval(CmscSim *sim,
                                        uint32_t steps);
+
+// The relative RMS error of the Coulomb force that CMSC_COULOMB_P3M aims for (also when AUTO
+// picks it): 1e-2 for a new simulation (graphics accuracy), 1e-3 for a reference-grade field at
+// about twice the cost. Outside CMSC_MIN_FIELD_TOLERANCE ..= CMSC_MAX_FIELD_TOLERANCE (the range
+// P3M is calibrated for) or not finite: CMSC_INVALID_ARGUMENT, nothing changed. The exact
+// methods have no error to choose and DDEF's is set by its grid (CmscParams.grid_points):
+// they ignore it. Takes effect at the next step or cmsc_coulomb_forces.
+//
+// # Safety
+// `sim` must be NULL or a live handle.
+CmscStatus cmsc_set_field_tolerance(CmscSim *sim,
+                                    double tolerance);
 
 // Frees a simulation. NULL is a no-op. The handle must not be used afterwards.
 //

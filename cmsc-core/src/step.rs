@@ -97,6 +97,7 @@ impl ExplicitForces {
         if new.coulomb.resolve(n) != self.field.method() || grid_changed {
             self.field = field_for(new, n)?;
         }
+        self.field.set_tolerance(new.field_tolerance);
         self.set_interval(new, mode);
         Ok(())
     }
@@ -418,7 +419,9 @@ fn guard(state: &State, x_new: &[Vec3], v_new: &[Vec3], runaway: Option<Runaway>
 
 /// The Coulomb backend `params` ask for on `n` vertices.
 fn field_for(params: &SimParams, n: usize) -> Result<Box<dyn FieldSolver>> {
-    make_solver(params.coulomb, n, params.grid_points, params.ddef_near)
+    let mut field = make_solver(params.coulomb, n, params.grid_points, params.ddef_near)?;
+    field.set_tolerance(params.field_tolerance);
+    Ok(field)
 }
 
 /// `q(x) + f_ext(x)`: Coulomb, external charges and field, gravity (N), written to `out`.

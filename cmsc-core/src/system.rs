@@ -204,6 +204,17 @@ impl System {
         self.set_params(params)
     }
 
+    /// Sets [`SimParams::field_tolerance`], the relative RMS force error P3M aims for (10⁻² by
+    /// default; 10⁻³ for a reference-grade field). Takes effect at the next step.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] outside
+    /// [`crate::MIN_FIELD_TOLERANCE`]`..=`[`crate::MAX_FIELD_TOLERANCE`] or not finite; nothing
+    /// changes.
+    pub fn set_field_tolerance(&mut self, tolerance: Real) -> Result<()> {
+        self.set_params(SimParams { field_tolerance: tolerance, ..self.model.params.clone() })
+    }
+
     /// Chooses how the local/global iterations of each IMEX step run:
     /// [`Acceleration::Anderson`] (the default for a new system) or plain Liu 2013 iterations
     /// ([`Acceleration::Plain`]). Both converge to the same implicit-Euler step as

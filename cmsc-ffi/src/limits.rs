@@ -15,6 +15,12 @@ pub const CMSC_MAX_FAR_FIELD_INTERVAL: u32 = 1000;
 /// Largest `CmscParams.grid_points` accepted (DDEF's m; 0 = adaptive).
 pub const CMSC_MAX_GRID_POINTS: u32 = 10_000_000;
 
+/// Smallest relative RMS force error `cmsc_set_field_tolerance` accepts.
+pub const CMSC_MIN_FIELD_TOLERANCE: f64 = 1e-4;
+
+/// Largest relative RMS force error `cmsc_set_field_tolerance` accepts.
+pub const CMSC_MAX_FIELD_TOLERANCE: f64 = 0.1;
+
 /// Vertex count from which `CMSC_COULOMB_AUTO` (without a usable GPU) and `AUTO_CPU` run P3M
 /// instead of the exact sum on the CPU.
 pub const CMSC_AUTO_P3M_MIN_VERTICES: u32 = 5_000;
@@ -29,6 +35,8 @@ const _: () = {
     assert!(CMSC_MAX_ITERATIONS == cmsc_core::MAX_ITERATIONS);
     assert!(CMSC_MAX_FAR_FIELD_INTERVAL == cmsc_core::MAX_FAR_FIELD_INTERVAL);
     assert!(CMSC_MAX_GRID_POINTS == cmsc_core::MAX_GRID_POINTS);
+    assert!(CMSC_MIN_FIELD_TOLERANCE == cmsc_core::MIN_FIELD_TOLERANCE);
+    assert!(CMSC_MAX_FIELD_TOLERANCE == cmsc_core::MAX_FIELD_TOLERANCE);
     assert!(CMSC_AUTO_P3M_MIN_VERTICES as usize == AUTO_P3M_MIN_VERTICES);
     assert!(CMSC_AUTO_GPU_MIN_VERTICES as usize == AUTO_GPU_MIN_VERTICES);
     assert!(CMSC_AUTO_GPU_DDEF_MIN_VERTICES as usize == AUTO_GPU_DDEF_MIN_VERTICES);

@@ -354,6 +354,24 @@ pub unsafe extern "C" fn cmsc_set_far_field_interval(sim: *mut CmscSim, steps: u
     })
 }
 
+/// The relative RMS error of the Coulomb force that CMSC_COULOMB_P3M aims for (also when AUTO
+/// picks it): 1e-2 for a new simulation (graphics accuracy), 1e-3 for a reference-grade field at
+/// about twice the cost. Outside CMSC_MIN_FIELD_TOLERANCE ..= CMSC_MAX_FIELD_TOLERANCE (the range
+/// P3M is calibrated for) or not finite: CMSC_INVALID_ARGUMENT, nothing changed. The exact
+/// methods have no error to choose and DDEF's is set by its grid (CmscParams.grid_points):
+/// they ignore it. Takes effect at the next step or cmsc_coulomb_forces.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_field_tolerance(sim: *mut CmscSim, tolerance: f64) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim)? };
+        sim.call(|s| Ok(s.set_field_tolerance(tolerance)?))
+    })
+}
+
 /// Frees a simulation. NULL is a no-op. The handle must not be used afterwards.
 ///
 /// # Safety

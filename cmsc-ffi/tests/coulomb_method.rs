@@ -58,3 +58,62 @@ fn null_handle_or_output_is_invalid() {
     // SAFETY: a handle from cmsc_create.
     unsafe { cmsc_destroy(sim) };
 }
+
+/// The Coulomb force (N, flat xyz) on each vertex of `sim`.
+fn forces(sim: *mut CmscSim, n: usize) -> Vec<f64> {
+    let mut f = vec![0.0; 3 * n];
+    // SAFETY: a live handle and 3n writable doubles.
+    assert_eq!(unsafe { cmsc_coulomb_forces(sim, f.as_mut_ptr(), n) }, CMSC_OK, "{}", last_error());
+    f
+}
+
+/// `sqrt(Σ|f − f_ref|² / Σ|f_ref|²)`.
+fn relative_rms(f: &[f64], reference: &[f64]) -> f64 {
+    let d: f64 = f.iter().zip(reference).map(|(a, b)| (a - b) * (a - b)).sum();
+    (d / reference.iter().map(|b| b * b).sum::<f64>()).sqrt()
+}
+
+#[test]
+fn a_caller_asks_p3m_for_its_error_and_bad_tolerances_change_nothing() {
+    // a wavy 80 × 80 cloth of same-sign charges: P3M's mesh, not a fallback
+    let side = 80;
+    let n = side * side;
+    let x: Vec<f64> = (0..n)
+        .flat_map(|i| {
+            let (u, v) = ((i % side) as f64 / side as f64, (i / side) as f64 / side as f64);
+            [2.0 * u, 2.0 * v, 0.1 * (6.0 * u).sin() * (4.0 * v).cos()]
+        })
+        .collect();
+    let q: Vec<f64> = (0..n).map(|i| 1e-8 * (1.0 + 0.5 * ((i * 7) % 11) as f64 / 11.0)).collect();
+    let made = |method: CmscCoulomb| {
+        let mut p = params();
+        p.coulomb = method as u32;
+        let sim = common::create(&x, &vec![1e-3; n], &[], &[], &p);
+        // SAFETY: a live handle and n charges.
+        assert_eq!(unsafe { cmsc_set_charges(sim, q.as_ptr(), n) }, CMSC_OK);
+        sim
+    };
+    let (exact, p3m) = (made(CMSC_COULOMB_DIRECT), made(CMSC_COULOMB_P3M));
+    let reference = forces(exact, n);
+    let coarse = relative_rms(&forces(p3m, n), &reference);
+    // SAFETY: a live handle.
+    assert_eq!(unsafe { cmsc_set_field_tolerance(p3m, 1e-3) }, CMSC_OK, "{}", last_error());
+    let fine_forces = forces(p3m, n);
+    let fine = relative_rms(&fine_forces, &reference);
+    println!("P3M at n = {n}: relative RMS error {coarse:.2e} by default, {fine:.2e} asked for 1e-3");
+    assert!(coarse <= 1e-2 && fine <= 1e-3, "{coarse:.2e}, {fine:.2e}");
+    assert!(fine < coarse / 3.0, "asking for 1e-3 must make it more accurate: {coarse:.2e} → {fine:.2e}");
+    for bad in [0.0, 5e-5, 0.5, f64::NAN, f64::INFINITY, -1e-3] {
+        // SAFETY: a live handle.
+        assert_eq!(unsafe { cmsc_set_field_tolerance(p3m, bad) }, CMSC_INVALID_ARGUMENT, "{bad}");
+        assert!(last_error().contains("field_tolerance"), "{}", last_error());
+        assert_eq!(forces(p3m, n), fine_forces, "a refused tolerance ({bad}) changed the field");
+    }
+    // SAFETY: NULL is rejected by contract.
+    assert_eq!(unsafe { cmsc_set_field_tolerance(ptr::null_mut(), 1e-3) }, CMSC_INVALID_ARGUMENT);
+    // SAFETY: handles from cmsc_create.
+    unsafe {
+        cmsc_destroy(exact);
+        cmsc_destroy(p3m);
+    }
+}

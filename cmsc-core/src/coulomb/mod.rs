@@ -177,6 +177,12 @@ pub trait FieldSolver: Send {
     /// field). The default ignores it.
     fn set_far_field_interval(&mut self, _steps: u32) {}
 
+    /// Asks for a relative RMS force error of `tolerance` (within
+    /// [`crate::MIN_FIELD_TOLERANCE`]`..=`[`crate::MAX_FIELD_TOLERANCE`], checked by
+    /// [`crate::SimParams::validate`]): [`P3m`] sizes its split and mesh for it. The default
+    /// ignores it: the exact sums have no error to choose, and DDEF's error is set by its grid.
+    fn set_tolerance(&mut self, _tolerance: Real) {}
+
     /// The grid size `m` the next whole evaluation will use, for a backend with a grid
     /// ([`Ddef`]: adaptive or fixed); `None` (the default) for one without.
     fn grid_size(&self) -> Option<u32> {

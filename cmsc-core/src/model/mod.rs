@@ -10,7 +10,7 @@ mod pins;
 pub(crate) use damping::{Damping, Parts};
 pub use params::{
     Acceleration, Integrator, SimParams, Softening, COULOMB_CONSTANT, DEFAULT_ITERATIONS,
-    MAX_FAR_FIELD_INTERVAL, MAX_ITERATIONS,
+    MAX_FAR_FIELD_INTERVAL, MAX_FIELD_TOLERANCE, MAX_ITERATIONS, MIN_FIELD_TOLERANCE,
 };
 pub(crate) use pins::Pins;
 

@@ -1,6 +1,6 @@
 //! Simulation parameters, in SI units, with validation.
 
-use crate::coulomb::{FieldMethod, Neighborhood, MAX_GRID_POINTS};
+use crate::coulomb::{FieldMethod, Neighborhood, MAX_GRID_POINTS, P3M_DEFAULT_TOLERANCE};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -14,6 +14,12 @@ pub const MAX_ITERATIONS: u32 = 100_000;
 /// Largest accepted [`SimParams::far_field_interval`]: a far field held for more than a thousand
 /// steps is a mistake, not a saving.
 pub const MAX_FAR_FIELD_INTERVAL: u32 = 1000;
+
+/// Smallest and largest accepted [`SimParams::field_tolerance`]: the range P3M's parameters are
+/// calibrated for (`coulomb/p3m/params.rs`).
+pub const MIN_FIELD_TOLERANCE: Real = 1e-4;
+/// See [`MIN_FIELD_TOLERANCE`].
+pub const MAX_FIELD_TOLERANCE: Real = 0.1;
 
 /// Default local/global iterations per step ([`SimParams::default`]): with
 /// [`Acceleration::Anderson`] at least as accurate as 10 plain iterations (Liu 2013's number
@@ -108,6 +114,13 @@ pub struct SimParams {
     /// edit of the positions or the parameters starts a new interval (changed charges make
     /// the next step whole by themselves).
     pub far_field_interval: u32,
+    /// The relative RMS force error the P3M field aims for ([`crate::coulomb::P3m`], also when
+    /// [`FieldMethod::Auto`] picks it): [`P3M_DEFAULT_TOLERANCE`] = 10⁻² by default, `10⁻³` for a
+    /// reference-grade field at about twice the cost; within
+    /// [`MIN_FIELD_TOLERANCE`]`..=`[`MAX_FIELD_TOLERANCE`], the range its parameters are
+    /// calibrated for. The exact methods have no error to choose, and DDEF's is set by its grid
+    /// ([`SimParams::grid_points`]): they ignore it.
+    pub field_tolerance: Real,
     /// DDEF near sets: [`Neighborhood::Ring`] (default; error ≈ 0.01) or the faster
     /// [`Neighborhood::Face`] (error ≈ 0.03; 2.5× faster at n = 64K).
     pub ddef_near: Neighborhood,
@@ -142,6 +155,7 @@ impl Default for SimParams {
             coulomb: FieldMethod::Auto,
             grid_points: 0,
             far_field_interval: 1,
+            field_tolerance: P3M_DEFAULT_TOLERANCE,
             ddef_near: Neighborhood::Ring,
             integrator: Integrator::Imex,
             ground_height: None,
@@ -158,7 +172,8 @@ impl SimParams {
     /// [`Error::InvalidArgument`] naming the field when: `time_step` is not finite and positive;
     /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `far_field_interval` is 0 or above
     /// [`MAX_FAR_FIELD_INTERVAL`]; `grid_points` is above
-    /// [`MAX_GRID_POINTS`] (0 is valid: the adaptive grid); `damping` or `friction` is outside
+    /// [`MAX_GRID_POINTS`] (0 is valid: the adaptive grid); `field_tolerance` is outside
+    /// [`MIN_FIELD_TOLERANCE`]`..=`[`MAX_FIELD_TOLERANCE`]; `damping` or `friction` is outside
     /// `[0, 1]`; `relative_damping` is negative or not finite;
     /// `gravity`, `coulomb_constant` or `ground_height` is not finite; `coulomb_constant` is
     /// negative; a fixed softening length is negative or not finite.
@@ -189,6 +204,9 @@ impl SimParams {
         }
         if self.far_field_interval == 0 || self.far_field_interval > MAX_FAR_FIELD_INTERVAL {
             return bad("far_field_interval", "must be in 1..=1000 steps");
+        }
+        if !(MIN_FIELD_TOLERANCE..=MAX_FIELD_TOLERANCE).contains(&self.field_tolerance) {
+            return bad("field_tolerance", "must be in 1e-4..=0.1 (relative RMS force error)");
         }
         if self.grid_points > MAX_GRID_POINTS {
             return bad("grid_points", "must be 0 (adaptive) or in 1..=10000000");

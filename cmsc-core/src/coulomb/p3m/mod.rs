@@ -275,6 +275,14 @@ impl FieldSolver for P3m {
         }
     }
 
+    /// Sizes the next mesh for `tolerance` (chosen anew at the next call).
+    fn set_tolerance(&mut self, tolerance: Real) {
+        if tolerance != self.tolerance {
+            self.tolerance = tolerance;
+            self.mesh = None;
+        }
+    }
+
     fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
