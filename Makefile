@@ -321,7 +321,7 @@ bench-fmm3d: $(FMM3D_LIB)
 ## of the same mesh, and the live preview's cost per frame; writes $(OUT)/bench/bake.md (AUTO at
 ## both sizes, the exact DIRECT sum at 10K only; 100K vertices with 10 frames: slow on 2 cores)
 bench-bake: .venv-blender/.installed addon-linux
-	.venv-blender/bin/python tests/bench/bake_benchmark.py --verts 10000,100000 --frames 250,10 --methods AUTO,DIRECT --out $(OUT)/bench/bake.md
+	.venv-blender/bin/python tests/bench/bake_benchmark.py --verts 10000,100000 --frames 60,10 --methods AUTO,DIRECT --out $(OUT)/bench/bake.md
 
 ## fuzz-check: type-checks the fuzz target (its own workspace, not built by the others) so that
 ## it cannot rot between fuzzing runs; `make fuzz` builds it with the sanitizer flags and runs it

@@ -7,6 +7,8 @@ elsewhere, this script computes the vertex-vertex Coulomb force with
 
   * cmsc's exact direct sum (CMSC_COULOMB_DIRECT), the reference (up to --direct-max points),
   * cmsc's DDEF approximation (CMSC_COULOMB_DDEF) for several grid sizes m (0: the adaptive grid),
+  * cmsc's P3M field (CMSC_COULOMB_P3M, what AUTO runs from 5,000 vertices on the CPU) at the
+    relative RMS errors asked for with cmsc_set_field_tolerance (default 1e-2 and 1e-3),
   * FMM3D's Laplace FMM (lfmm3d_s_c_g, the routine fmm3dpy.lfmm3d calls) for several tolerances
     eps, from FMM3D's source built with OpenMP and its vectorised kernels (`make fmm3d`: FMM3D's
     own `make lib FAST_KER=ON`, gfortran -O3 -march=native), through its C interface
@@ -60,6 +62,7 @@ MAJOR, MINOR = 1.0, 0.3  # torus radii (m)
 # CmscCoulomb values (include/cmsc.h).
 CMSC_COULOMB_DIRECT = 1
 CMSC_COULOMB_DDEF = 2
+CMSC_COULOMB_P3M = 7
 ADAPTIVE_WARMUP = 6  # calls before timing the adaptive grid (m = 0): its size settles in 2-4
 
 THREAD_VARS = ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -110,6 +113,7 @@ CMSC_FUNCTIONS = {
     ),
     "cmsc_set_charges": (CmscStatus, [c_void_p, P_DOUBLE, c_size_t]),
     "cmsc_coulomb_forces": (CmscStatus, [c_void_p, P_DOUBLE, c_size_t]),
+    "cmsc_set_field_tolerance": (CmscStatus, [c_void_p, c_double]),
     "cmsc_last_error": (c_char_p, []),
     "cmsc_version": (c_char_p, []),
     "cmsc_destroy": (None, [c_void_p]),
@@ -145,7 +149,7 @@ def as_ptr(array):
 class Sim:
     """A cmsc simulation of free unit-mass vertices (no springs) with the given charges."""
 
-    def __init__(self, lib, np, points, charges, coulomb, grid_points=1000):
+    def __init__(self, lib, np, points, charges, coulomb, grid_points=1000, tolerance=None):
         self.lib, self.np = lib, np
         self.points = np.ascontiguousarray(points, dtype=np.float64)
         self.n = len(self.points)
@@ -161,6 +165,8 @@ class Sim:
         self.handle = handle
         q = np.ascontiguousarray(charges, dtype=np.float64)
         lib.cmsc_set_charges(self.handle, as_ptr(q), self.n)
+        if tolerance is not None:
+            lib.cmsc_set_field_tolerance(self.handle, tolerance)
 
     def coulomb_forces(self):
         out = self.np.empty((self.n, 3))
@@ -348,6 +354,12 @@ def run_child(args):
                 f, t, cpu = best_of(sim.coulomb_forces, args.repeat)
             row("cmsc DDEF", f"m={m}" if m else "adaptive m", n, t, first, cpu, f)
 
+        for tol in args.p3m_tol:
+            with Sim(lib, np, pts, q, CMSC_COULOMB_P3M, tolerance=tol) as sim:
+                _, first, _ = timed(sim.coulomb_forces)  # chooses the mesh, transforms the kernel
+                f, t, cpu = best_of(sim.coulomb_forces, args.repeat)
+            row("cmsc P3M", f"tol={tol:g}", n, t, first, cpu, f)
+
         for eps in args.eps:
             call = lambda: fmm.gradient(pts, q, eps)[1]  # noqa: E731
             _, first, _ = timed(call)  # warm-up
@@ -389,6 +401,8 @@ def parse_args(argv):
                         "(default: the CPU count)")
     p.add_argument("--m", type=csv_of("integers", int), default=[0, 1000, 3000, 10_000],
                    help="DDEF grid sizes, 0 = adaptive (default 0,1000,3000,10000)")
+    p.add_argument("--p3m-tol", type=csv_of("numbers", float), default=[1e-2, 1e-3],
+                   help="P3M's requested relative RMS errors (cmsc_set_field_tolerance; default 1e-2,1e-3)")
     p.add_argument("--eps", type=csv_of("numbers", float), default=[0.5, 1e-3],
                    help="FMM3D tolerances (default 0.5,1e-3: DDEF's accuracy and FMM3D's usual one)")
     p.add_argument("--check-eps", type=float, default=1e-12,

@@ -28,15 +28,19 @@ def best_err(r):
 
 
 def side_by_side(results):
-    """DDEF's adaptive grid against each FMM3D tolerance: same n, same threads, same run."""
-    lines = ["| n | threads | cmsc DDEF adaptive (s) | error | FMM3D | FMM3D (s) | error "
-             "| DDEF time / FMM3D time |", "|---:|---:|---:|---:|---|---:|---:|---:|"]
+    """DDEF's adaptive grid and P3M at each requested error against each FMM3D tolerance: same
+    n, same threads, same run."""
+    lines = ["| n | threads | cmsc | cmsc (s) | error | FMM3D | FMM3D (s) | error "
+             "| cmsc time / FMM3D time |", "|---:|---:|---|---:|---:|---|---:|---:|---:|"]
     for res in results:
         rows = res["rows"]
-        for d in (r for r in rows if r["method"] == "cmsc DDEF" and r["param"] == "adaptive m"):
+        ours = [r for r in rows
+                if (r["method"], r["param"]) == ("cmsc DDEF", "adaptive m") or r["method"] == "cmsc P3M"]
+        for d in ours:
+            name = "DDEF adaptive" if d["method"] == "cmsc DDEF" else f"P3M {d['param']}"
             for f in (r for r in rows if r["method"].startswith("FMM3D") and r["n"] == d["n"]
                       and r["first"] is not None):
-                lines.append(f"| {d['n']} | {d['threads']} | {d['time']:.3g} | {best_err(d):.2e} "
+                lines.append(f"| {d['n']} | {d['threads']} | {name} | {d['time']:.3g} | {best_err(d):.2e} "
                              f"| {f['param']} | {f['time']:.3g} | {best_err(f):.2e} "
                              f"| {d['time'] / f['time']:.2f} |")
     return lines if len(lines) > 2 else []
@@ -109,7 +113,7 @@ def render(results, args, command, load_before, load_after):
             )
     sbs = side_by_side(results)
     if sbs:
-        lines += ["", "Side by side (same run, same points, same threads): cmsc DDEF's adaptive grid "
+        lines += ["", "Side by side (same run, same points, same threads): cmsc DDEF's adaptive grid and P3M "
                   "against each FMM3D tolerance; error against the true sum where it was computed, "
                   "else against cmsc's direct sum.", ""] + sbs
     sc = scaling(results)
@@ -144,7 +148,7 @@ def render(results, args, command, load_before, load_after):
         f"`grad` is grad u (not the field -grad u), so the force is F_i = {force}; against cmsc's "
         f"direct sum on n = {conv['check_n']} torus points this differs by {conv['check_err']:.2e} "
         "(relative L2: the softening of the reference).",
-        "- time: cmsc DDEF is the second call (grid built and cached by the first, shown as "
+        "- time: cmsc DDEF and P3M are the second call (grid or mesh built and cached by the first, shown as "
         "'first call'; the adaptive grid after it has settled); FMM3D is one call after a warm-up call "
         "(the warm-up shown as 'first call'); "
         f"with --repeat {args.repeat} the fastest of {args.repeat} timed calls. cmsc direct and the "
