@@ -130,6 +130,8 @@ SIGNATURES = {
         [_dptr, _size, _dptr, _uptr, _size, _dptr, ctypes.POINTER(CmscParams), ctypes.POINTER(_sim)],
     ),
     "cmsc_step": (_status, [_sim, ctypes.c_uint32]),
+    "cmsc_advance": (_status, [_sim, ctypes.c_double, ctypes.c_uint32, ctypes.c_uint32, _u32ptr]),
+    "cmsc_set_iteration_tolerance": (_status, [_sim, ctypes.c_double]),
     "cmsc_set_charges": (_status, [_sim, _dptr, _size]),
     "cmsc_get_positions": (_status, [_sim, _dptr, _size]),
     "cmsc_set_positions": (_status, [_sim, _dptr, _size]),

@@ -11,6 +11,9 @@ from .errors import InvalidArgumentError
 MAX_ITERATIONS = 100_000
 MAX_FAR_FIELD_INTERVAL = 1000
 MAX_GRID_POINTS = 10_000_000
+#: The iteration tolerance of adaptive substeps (`SimParams.iteration_tolerance`): a step's
+#: local/global iterations stop once their relative update falls below it.
+ADAPTIVE_ITERATION_TOLERANCE = 1e-3
 
 
 class CoulombMethod(enum.IntEnum):
@@ -51,6 +54,10 @@ class SimParams:
     # steps between whole evaluations of DDEF's far field (not in `CmscParams`: `Simulation`
     # passes it to `cmsc_set_far_field_interval`); 1 = every step
     far_field_interval: int = 1
+    # local/global iterations stop once a step's relative update falls below this; `iterations`
+    # is then the most (not in `CmscParams`: `Simulation` passes it to
+    # `cmsc_set_iteration_tolerance`); 0 = always `iterations`
+    iteration_tolerance: float = 0.0
 
     def validate(self):
         """Raises InvalidArgumentError naming the first bad field (the library checks again)."""
@@ -70,6 +77,10 @@ class SimParams:
         if not 1 <= int(self.far_field_interval) <= MAX_FAR_FIELD_INTERVAL:
             raise InvalidArgumentError(
                 f"far_field_interval must be in 1..{MAX_FAR_FIELD_INTERVAL} steps, got {self.far_field_interval}"
+            )
+        if not (finite(self.iteration_tolerance) and self.iteration_tolerance >= 0):
+            raise InvalidArgumentError(
+                f"iteration_tolerance must be finite and >= 0 (0: all iterations), got {self.iteration_tolerance}"
             )
         if not 0 <= int(self.grid_points) <= MAX_GRID_POINTS:
             raise InvalidArgumentError(

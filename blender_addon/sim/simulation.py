@@ -55,6 +55,8 @@ class Simulation:
         self.n_vertices = n
         if params.far_field_interval != 1:
             self.set_far_field_interval(params.far_field_interval)
+        if params.iteration_tolerance:
+            self.set_iteration_tolerance(params.iteration_tolerance)
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self):
@@ -87,6 +89,15 @@ class Simulation:
     def step(self, steps=1):
         """Advances `steps` time steps; DivergedError keeps the last good step."""
         self._call("cmsc_step", int(steps))
+
+    def advance(self, seconds, min_steps, max_steps):
+        """Advances `seconds` in as many equal steps as the charges and the motion need, from
+        `min_steps` (doubled while needed) up to `max_steps`; the pin targets, external charges,
+        field, charges and collider vertices set since the last step are reached linearly over
+        the duration. Returns the steps taken; DivergedError keeps the last good state."""
+        taken = ctypes.c_uint32()
+        self._call("cmsc_advance", float(seconds), int(min_steps), int(max_steps), ctypes.byref(taken))
+        return taken.value
 
     @property
     def positions(self):
@@ -146,6 +157,11 @@ class Simulation:
     def set_acceleration(self, enabled):
         """Accelerated local/global iterations (True, the default) or plain Liu 2013 ones."""
         self._call("cmsc_set_acceleration", 1 if enabled else 0)
+
+    def set_iteration_tolerance(self, tolerance):
+        """Stop a step's local/global iterations once their relative update falls below
+        `tolerance` (the parameters' iterations are then the most); 0: always all of them."""
+        self._call("cmsc_set_iteration_tolerance", float(tolerance))
 
     def set_far_field_interval(self, steps):
         """DDEF's whole field every `steps` steps, only its exact near part in between with the

@@ -19,6 +19,7 @@ import bpy
 import numpy as np
 
 from ..sim import cache_files, methods
+from ..sim.bake_job import steps_line
 from ..sim.cache_files import CacheFileError
 from ..sim.pc2 import read_pc2
 from . import activity, bridge, simulated
@@ -329,6 +330,7 @@ def free_bake(obj):
     bridge.remove_frame_shape_keys(obj, SHAPE_KEY_PREFIX)
     obj.cmsc.cache_outdated = False
     obj.cmsc.baked_coulomb_method = ""
+    obj.cmsc.baked_steps = ""
     return note
 
 
@@ -429,5 +431,6 @@ def finish(obj, job, part=0, together=""):
     else:
         return
     obj.cmsc.cache_outdated = False
+    obj.cmsc.baked_steps = steps_line(job.steps)
     if job.coulomb_method is not None:
         obj.cmsc.baked_coulomb_method = methods.describe(job.params.coulomb, job.coulomb_method)

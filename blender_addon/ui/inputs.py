@@ -16,6 +16,7 @@ suspend the previews (`activity.previews_suspended`)."""
 
 import contextlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import bpy
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, MeshColliders, Setup, combine
 from ..sim.mesh import charge_shares, lumped_measure, mesh_springs, proper_triangles
-from ..sim.params import CoulombMethod, Integrator
+from ..sim.params import ADAPTIVE_ITERATION_TOLERANCE, CoulombMethod, Integrator
 from . import activity, bridge, cache, preferences, simulated
 
 MICRO = 1e-6  # C per µC: the UI shows charges in µC
@@ -50,6 +51,7 @@ def params(scene, s, substeps=None):
         coulomb=method,
         grid_points=s.grid_points,
         far_field_interval=s.far_field_interval,
+        iteration_tolerance=ADAPTIVE_ITERATION_TOLERANCE if s.adaptive_substeps else 0.0,
     )
     return p, note
 
@@ -252,24 +254,45 @@ def check_shared_meshes(objects):
             )
 
 
+class Timing(NamedTuple):
+    """The frames and steps of a joint bake (`joint_timing`)."""
+
+    start: int
+    end: int
+    substeps: int  # steps per frame: with adaptive substeps the least
+    iterations: int  # local/global iterations per step: with adaptive substeps the most
+    max_substeps: int  # the most steps per frame with adaptive substeps; 0: fixed steps
+
+    def describe(self):
+        """"5 substeps, 6 iterations" or "5–32 adaptive substeps, up to 6 iterations"."""
+        if self.max_substeps:
+            return f"{self.substeps}–{self.max_substeps} adaptive substeps, up to {self.iterations} iterations"
+        return f"{self.substeps} substeps, {self.iterations} iterations"
+
+
 def joint_timing(objects):
-    """(first frame, last frame, substeps, iterations) of a joint bake: from the earliest Start
-    to the latest End, at the finest time step (most Substeps) and the most Iterations of the
-    objects, so that no object is simulated more coarsely than it asks."""
+    """The `Timing` of a joint bake: from the earliest Start to the latest End, at the finest
+    time step (most Substeps) and the most Iterations of the objects, so that no object is
+    simulated more coarsely than it asks; adaptive (up to the most Max Substeps) only when
+    every object is, so that a file from before keeps its fixed steps."""
     s = [o.cmsc for o in objects]
     start, end = min(x.frame_start for x in s), max(x.frame_end for x in s)
-    return start, end, max(x.substeps for x in s), max(x.iterations for x in s)
+    substeps, iterations = max(x.substeps for x in s), max(x.iterations for x in s)
+    adaptive = all(x.adaptive_substeps for x in s)
+    most = max(substeps, max(x.max_substeps for x in s)) if adaptive else 0
+    return Timing(start, end, substeps, iterations, most)
 
 
-def joint_setup(scene, objects, substeps, iterations):
+def joint_setup(scene, objects, substeps, timing):
     """The `Setup`s of `objects` at the current frame (each with `substeps` steps per frame) and
-    the joint `Setup` they simulate in, one part each, with the scene's colliders; `iterations`
-    local/global iterations per step and the first object's Coulomb settings. Each object's
-    input warnings stay in its `Setup` (for its panel: the caller keeps them, `keep_warnings`);
-    the joint setup's name their object."""
+    the joint `Setup` they simulate in, one part each, with the scene's colliders; the
+    iterations and adaptive substeps of `timing` (`joint_timing`) and the first object's Coulomb
+    settings. Each object's input warnings stay in its `Setup` (for its panel: the caller keeps
+    them, `keep_warnings`); the joint setup's name their object."""
     setups = [setup(scene, o, substeps) for o in objects]
     p, _ = params(scene, objects[0].cmsc, substeps)
-    p.iterations = iterations
+    p.iterations = timing.iterations
+    p.iteration_tolerance = ADAPTIVE_ITERATION_TOLERANCE if timing.max_substeps else 0.0
     for obj, st in zip(objects, setups):
         for mod, below in cache.deformers_below_cache(obj):
             st.warnings.append(
@@ -285,6 +308,7 @@ def joint_setup(scene, objects, substeps, iterations):
     joint = combine(setups, p)
     joint.warnings = [f"{o.name}: {w}" for o, st in zip(objects, setups) for w in st.warnings]
     joint.colliders = colliders(scene, collision_objects(scene), joint.warnings)
+    joint.max_steps_per_frame = max(timing.max_substeps, substeps) if timing.max_substeps else 0
     return setups, joint
 
 
@@ -330,9 +354,10 @@ class RunStart:
 def run_start(scene, objects, substeps=None):
     """The `RunStart` of `objects` at the current frame (the caller sets the start frame), with
     `substeps` steps per frame instead of the joint bake's if given. Reads only."""
-    start, end, bake_substeps, iterations = joint_timing(objects)
-    substeps = substeps or bake_substeps
-    setups, joint = joint_setup(scene, objects, substeps, iterations)
+    timing = joint_timing(objects)
+    start, end = timing.start, timing.end
+    substeps = substeps or timing.substeps
+    setups, joint = joint_setup(scene, objects, substeps, timing)
     externals = external_charges(scene)
     return RunStart(
         objects=list(objects),

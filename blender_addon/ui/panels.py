@@ -5,6 +5,7 @@ operators by name)."""
 import bpy
 
 from ..sim import methods
+from ..sim.bake_job import steps_line
 from . import activity, cache, inputs, preferences, preview, simulated
 from .text import wrapped_label
 
@@ -113,8 +114,12 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "bending_stiffness")
         col.prop(s, "relative_damping")
         col.prop(s, "damping")
-        col.prop(s, "substeps")
-        col.prop(s, "iterations")
+        col.prop(s, "adaptive_substeps")
+        col.prop(s, "substeps", text="Min Substeps" if s.adaptive_substeps else "Substeps")
+        sub = col.column()
+        sub.active = s.adaptive_substeps
+        sub.prop(s, "max_substeps")
+        col.prop(s, "iterations", text="Max Iterations" if s.adaptive_substeps else "Iterations")
         col.prop(s, "integrator")
         col.prop(s, "coulomb_method")
         line = coulomb_line(obj)
@@ -188,13 +193,17 @@ class CMSC_PT_bake(_Sub, bpy.types.Panel):
             box.label(text="Cache is outdated: a setting changed since the bake", icon="ERROR")
         elif baked:
             box.label(text="Baked: changing a setting marks the cache outdated", icon="INFO")
+        if job is not None and job.steps:
+            box.label(text=f"Steps: {steps_line(list(job.steps))}", icon="TIME")
+        elif baked and s.baked_steps:
+            box.label(text=f"Steps: {s.baked_steps}", icon="TIME")
         together = inputs.simulated_objects(context.scene, obj)[1:] if s.enabled else []
         if together:
-            start, end, substeps, iterations = inputs.joint_timing([obj] + together)
+            timing = inputs.joint_timing([obj] + together)
             wrapped_label(
                 box,
-                f"Bakes together with {', '.join(o.name for o in together)}: frames {start}–{end}, {substeps} "
-                f"substeps, {iterations} iterations (the widest range and finest steps of them)",
+                f"Bakes together with {', '.join(o.name for o in together)}: frames {timing.start}–{timing.end}, "
+                f"{timing.describe()} (the widest range and finest steps of them)",
                 icon="LINKED",
             )
         row = box.row(align=True)

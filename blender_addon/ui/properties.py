@@ -83,6 +83,10 @@ _BLEND_RELATIVE = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 
 #: 0.47 %, too close: a swinging mode decays at half the rate), while free fall is untouched
 #: (tests/blender/test_fidelity.py). The library's own default is 0 (the paper's step).
 DEFAULT_RELATIVE_DAMPING = 2.0
+#: Substeps and Max Substeps of new objects (with Adaptive Substeps on: the least and the most
+#: steps per frame). Files from before keep their fixed Substeps (`versioning`).
+DEFAULT_SUBSTEPS = 5
+DEFAULT_MAX_SUBSTEPS = 32
 
 #: A new charge group's charge (µC, the group's total): on the default 2 m, 1 kg mesh with the
 #: default springs (100 / 10 N/m) it swells a sphere by ~2 % of its radius, visibly and bounded
@@ -167,7 +171,27 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         default=DEFAULT_RELATIVE_DAMPING, min=0.0, soft_max=20.0, update=_object_setting,
     )
     substeps: IntProperty(
-        name="Substeps", description="Time steps per frame", default=5, min=1, max=1000, update=_object_setting
+        name="Substeps",
+        description=(
+            "Time steps per frame; with Adaptive Substeps the least, and more are taken only while strong "
+            "charges or fast motion need them"
+        ),
+        default=DEFAULT_SUBSTEPS, min=1, max=1000, update=_object_setting,
+    )
+    adaptive_substeps: BoolProperty(
+        name="Adaptive Substeps",
+        description=(
+            "Take the substeps and iterations the motion needs: more steps per frame (up to Max Substeps) while "
+            "strong charges or fast motion need them, and iterations that stop once a step has converged. Off: "
+            "exactly Substeps steps of Iterations iterations, the behaviour of files made before"
+        ),
+        default=True,
+        update=_object_setting,
+    )
+    max_substeps: IntProperty(
+        name="Max Substeps",
+        description="With Adaptive Substeps, the most time steps a frame may take",
+        default=DEFAULT_MAX_SUBSTEPS, min=1, max=1000, update=_object_setting,
     )
     iterations: IntProperty(
         name="Iterations",
@@ -301,6 +325,11 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     baked_coulomb_method: StringProperty(
         name="Baked Coulomb Method",
         description="The Coulomb method the bake ran, as the library reported it (empty without a bake)",
+        default="",
+    )
+    baked_steps: StringProperty(
+        name="Baked Steps",
+        description="How many time steps per frame the bake took (empty without a bake)",
         default="",
     )
     self_collision: BoolProperty(

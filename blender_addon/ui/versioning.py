@@ -5,9 +5,12 @@ group's total) and `Object.cmsc.relative_damping` (default 2/s). A file saved be
 stored values, which would read as those defaults and change its motion; its groups must stay
 PER_VERTEX (charge × weight on each vertex) and its objects undamped. Version 2 lowered the
 default Iterations from 10 to 6 (accelerated iterations): an object that never set them ran 10
-and keeps 10. The add-on stamps every simulated object (enabled, or with charge groups) when a
-file is saved (`save_pre`); on load (`load_post`) an object with an older stamp gets the old
-meanings of what changed since, and the stamp."""
+and keeps 10. Version 3 added Adaptive Substeps (on for new objects: more steps only where the
+charges or the motion need them, iterations that stop when converged): a file from before keeps
+its fixed steps (off), and an object that never set Substeps keeps the 5 it ran. The add-on
+stamps every simulated object (enabled, or with charge groups) when a file is saved
+(`save_pre`); on load (`load_post`) an object with an older stamp gets the old meanings of what
+changed since, and the stamp."""
 
 import bpy
 from bpy.app.handlers import persistent
@@ -16,11 +19,14 @@ from . import cache
 
 #: ID property on `Object.cmsc`: the version of the add-on's data in a saved file.
 STAMP = "data_version"
-#: 1: charge groups have `distribution`, objects `relative_damping`; 2: Iterations default 6.
-DATA_VERSION = 2
+#: 1: charge groups have `distribution`, objects `relative_damping`; 2: Iterations default 6;
+#: 3: Adaptive Substeps.
+DATA_VERSION = 3
 #: The Iterations of files made before version 2 that never set them (Blender stores only values
 #: that were set).
 OLD_ITERATIONS = 10
+#: The Substeps of files made before version 3 that never set them.
+OLD_SUBSTEPS = 5
 
 
 def _simulated():
@@ -53,9 +59,15 @@ def on_load_post(*args):
                 group.distribution = "PER_VERTEX"
             obj.cmsc.relative_damping = 0.0
             kept += ["per-vertex charges", "no Settling"]
-        if obj.cmsc.get("iterations") is None:
+        if version < 2 and obj.cmsc.get("iterations") is None:
             obj.cmsc.iterations = OLD_ITERATIONS
             kept.append(f"{OLD_ITERATIONS} iterations")
+        if version < 3:
+            obj.cmsc.adaptive_substeps = False
+            kept.append("fixed substeps")
+            if not obj.cmsc.is_property_set("substeps") and obj.cmsc.substeps != OLD_SUBSTEPS:
+                obj.cmsc.substeps = OLD_SUBSTEPS
+                kept.append(f"{OLD_SUBSTEPS} substeps")
         obj.cmsc[STAMP] = DATA_VERSION
         if kept:
             print(f"cmsc: {obj.name}: from an earlier version: {', '.join(kept)}, as it was made", flush=True)

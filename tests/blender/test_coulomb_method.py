@@ -31,7 +31,7 @@ def test_after_a_bake_the_panel_and_the_report_show_the_method_that_ran(scene):
     run.thread.join()
     assert run.job.coulomb_method.name == "DIRECT"
     assert run.finish(reports) == {"FINISHED"}
-    assert "baked 3 frames (Coulomb: DIRECT (chosen by AUTO))" in reports.text("INFO")
+    assert "baked 3 frames (Coulomb: DIRECT (chosen by AUTO); " in reports.text("INFO")
     assert obj.cmsc.baked_coulomb_method == "DIRECT (chosen by AUTO)"
     assert "Coulomb: DIRECT (chosen by AUTO)" in panel_text() and AUTO_BEFORE not in panel_text()
 
