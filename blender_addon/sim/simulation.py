@@ -168,6 +168,11 @@ class Simulation:
         far part held (1 = every step; the exact methods always evaluate everything)."""
         self._call("cmsc_set_far_field_interval", int(steps))
 
+    def set_field_tolerance(self, tolerance):
+        """The relative RMS force error P3M aims for (1e-2 by default; MIN_FIELD_TOLERANCE ..
+        MAX_FIELD_TOLERANCE); the exact methods and DDEF ignore it."""
+        self._call("cmsc_set_field_tolerance", float(tolerance))
+
     def set_parts(self, part, relative_damping):
         """Parts (objects) of the vertices: part (n,) indices, each part's Settling (1/s)."""
         p = np.ascontiguousarray(part, dtype=np.uint32).reshape(-1)

@@ -112,6 +112,11 @@ def test_limits_equal_the_headers(header):
         d["CMSC_MAX_FAR_FIELD_INTERVAL"],
         d["CMSC_MAX_GRID_POINTS"],
     )
+    real = dict(re.findall(r"#define\s+(CMSC_\w+)\s+([0-9.eE+-]+)\s*$", header, re.M))
+    assert (params.MIN_FIELD_TOLERANCE, params.MAX_FIELD_TOLERANCE) == (
+        float(real["CMSC_MIN_FIELD_TOLERANCE"]),
+        float(real["CMSC_MAX_FIELD_TOLERANCE"]),
+    )
 
 
 def _properties():

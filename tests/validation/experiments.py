@@ -314,6 +314,14 @@ def fig7_timing(cfg, threads):
                 _, first = best_time(sim.coulomb_forces, 1)
                 f, t = best_time(sim.coulomb_forces, c["repeat"])
             add("cmsc DDEF", f"m={m}", t, first, f)
+        for tol in c.get("p3m_tol", []):
+            log(f"fig7: n = {n}: cmsc P3M tolerance {tol:g}")
+            with free_charges_sim(x, CoulombMethod.P3M) as sim:
+                sim.set_charges(q)
+                sim.set_field_tolerance(tol)
+                _, first = best_time(sim.coulomb_forces, 1)
+                f, t = best_time(sim.coulomb_forces, c["repeat"])
+            add("cmsc P3M", f"tol={tol:g}", t, first, f)
         if gpu is None or gpu is True:
             try:
                 with free_charges_sim(x, CoulombMethod.DDEF_GPU, c["m"][0]) as sim:

@@ -36,7 +36,7 @@ FULL = {
              "codes": ["cmsc IMEX", "cmsc IMEX low-dissipation", "cmsc Verlet", "LAMMPS fix nve", "JAX MD nve"],
              "suzanne_check": {"h": [0.005, 0.0025], "duration": 2.0, "sample_dt": 0.05}},
     "fig7": {"n": [1000, 4000, 16000, 64000, 256000, 1000000], "direct_cap": 64000, "q": 1e-6,
-             "m": [1000], "fmm_eps": [0.5, 1e-2], "samples": 256, "repeat": 1},
+             "m": [1000], "p3m_tol": [1e-2, 1e-3], "fmm_eps": [0.5, 1e-2], "samples": 256, "repeat": 1},
     "fig12": {"ks": [2.0, 4.0, 6.0, 8.0, 10.0], "q": [1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6],
               "subdivisions": 3, "h": 0.05, "h_ref": 0.01, "frames": 100, "limit": 100.0},
 }
@@ -47,7 +47,8 @@ SMOKE = {
     "fig5": {"q": [6e-6], "ks": 0.5, "subdivisions": 2, "h": [0.02, 0.15], "h_ref": 0.0025,
              "duration": 6.0, "window": 2.0, "sample_dt": 0.05, "limit": 100.0, "cutoff": 1000.0,
              "codes": ["cmsc IMEX", "cmsc IMEX low-dissipation", "cmsc Verlet", "LAMMPS fix nve"]},
-    "fig7": {"n": [1000, 4000], "direct_cap": 4000, "q": 1e-6, "m": [1000], "fmm_eps": [0.5, 1e-2],
+    "fig7": {"n": [1000, 4000], "direct_cap": 4000, "q": 1e-6, "m": [1000], "p3m_tol": [1e-2, 1e-3],
+             "fmm_eps": [0.5, 1e-2],
              "samples": 128, "repeat": 1},
     "fig12": {"ks": [2.0, 10.0], "q": [1e-6, 6e-6], "subdivisions": 2, "h": 0.05, "h_ref": 0.01,
               "frames": 100, "limit": 100.0},
