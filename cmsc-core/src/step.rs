@@ -210,8 +210,7 @@ impl Stepper {
     pub fn adopt_params(&mut self, old: &SimParams, new: &SimParams, n: usize) -> Result<()> {
         self.forces.adopt(old, new, n, self.mode)?;
         if new.time_step != old.time_step {
-            self.imex.refactor_later();
-            self.low.refactor_later();
+            self.low.refactor_later(); // the IMEX factorizations are cached per step length
         }
         if new.integrator != old.integrator {
             self.low.reset_target();

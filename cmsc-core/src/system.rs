@@ -214,6 +214,19 @@ impl System {
         self.model.params.acceleration = acceleration;
     }
 
+    /// Sets [`SimParams::iteration_tolerance`] `τ`: each IMEX step (and each implicit-midpoint
+    /// sub-step of [`crate::Integrator::ImexLowDissipation`]) stops its local/global iterations
+    /// once their update is below `τ` times the step's displacement, running at most
+    /// [`SimParams::iterations`]. `0` (the default for a new system) runs exactly `iterations`.
+    /// Gradient rollouts ([`System::rollout_gradient`]) always run the fixed count.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`iteration_tolerance`) if `tolerance` is negative or not
+    /// finite; nothing changes.
+    pub fn set_iteration_tolerance(&mut self, tolerance: Real) -> Result<()> {
+        self.set_params(SimParams { iteration_tolerance: tolerance, ..self.model.params.clone() })
+    }
+
     /// The grid size `m` the field backend's next whole evaluation will use, for a backend with
     /// a grid (DDEF, fixed or adaptive); `None` for the others.
     pub fn field_grid_size(&self) -> Option<u32> {

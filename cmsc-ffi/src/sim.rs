@@ -332,6 +332,27 @@ pub unsafe extern "C" fn cmsc_set_acceleration(sim: *mut CmscSim, enabled: u32) 
     })
 }
 
+/// Lets the local/global iterations of each step stop when done: with `tolerance` > 0 a step
+/// (and each implicit-midpoint sub-step of the low-dissipation integrator) stops iterating once
+/// an iteration moves the vertices by at most `tolerance` times the step's displacement,
+/// |x^{k+1} - x^k| <= tolerance (|x^{k+1} - x_t| + 1e-12 m sqrt(n)) (Euclidean norms over all
+/// coordinates), and `CmscParams.iterations` is the most it runs. 0 (the default for a new
+/// simulation) runs exactly `CmscParams.iterations`. The iterations a step actually ran are
+/// counted by cmsc_last_advance_iterations. A negative, NaN or infinite `tolerance` is
+/// CMSC_INVALID_ARGUMENT and changes nothing. cmsc_rollout_gradient and cmsc_fit_charges always
+/// run the fixed count. Takes effect at the next step.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_iteration_tolerance(sim: *mut CmscSim, tolerance: f64) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim)? };
+        sim.call(|s| Ok(s.set_iteration_tolerance(tolerance)?))
+    })
+}
+
 /// Multiple time stepping of DDEF's far field: with a DDEF method (CMSC_COULOMB_DDEF,
 /// CMSC_COULOMB_DDEF_GPU, or AUTO when it picks one) and the IMEX integrator, the whole Coulomb
 /// field is evaluated every `steps` steps; in the steps between, only its exact near part is

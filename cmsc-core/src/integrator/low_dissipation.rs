@@ -56,7 +56,7 @@
 use rayon::prelude::*;
 
 use super::accel::Anderson;
-use super::imex::{solve, LocalBuffers};
+use super::imex::{solve, LocalBuffers, Stop};
 use super::{Explicit, Integrate, Next, Now};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::Result;
@@ -276,7 +276,7 @@ impl Integrate for LowDissipation {
                 anderson: &mut self.anderson,
             };
             let now = Now { x: &self.xc, v: &self.vc };
-            drift(
+            counts.iterations += drift(
                 model,
                 global,
                 hl,
@@ -364,7 +364,8 @@ struct Drift<'a> {
 
 /// First half kick and the implicit-midpoint spring drift of the module docs: from `now` with
 /// forces `f` (N) at `now.x` to `next.x = xₙ₊₁` and `next.v = v⁻`; `global` factors
-/// `M + (h/2)² L`. Pinned vertices go to `pin_end` at constant velocity.
+/// `M + (h/2)² L`. Pinned vertices go to `pin_end` at constant velocity. Returns the
+/// local/global iterations run.
 #[allow(clippy::too_many_arguments)] // the sub-step's inputs and its three sets of buffers
 fn drift(
     model: &Model,
@@ -376,7 +377,7 @@ fn drift(
     local: LocalBuffers<'_>,
     next: Next<'_>,
     t: &mut StepTimings,
-) {
+) -> u32 {
     let (Now { x, v }, Next { x: z, v: v_new }) = (now, next);
     let Drift { y, v_plus, zero, pin_end, anderson } = buf;
     let mass = &model.mass;
@@ -392,7 +393,8 @@ fn drift(
     // the same iterations as Eq. (12)'s, on the implicit equation of step h/2 (no explicit
     // force: the kicks carry it)
     let scheme = model.params.acceleration;
-    solve(model, global, 0.5 * h, y, zero, scheme, anderson, local, z, t);
+    let stop = Stop { tolerance: model.params.iteration_tolerance, origin: x };
+    let iterations = solve(model, global, 0.5 * h, y, zero, scheme, stop, anderson, local, z, t);
     // xₙ₊₁ = 2z − xₙ, v⁻ = 4 (z − xₙ)/h − v⁺, written over z and v_new
     let four_over_h = 4.0 / h;
     z.par_iter_mut().zip(v_new.par_iter_mut()).enumerate().for_each(|(i, (z, vn))| {
@@ -404,6 +406,7 @@ fn drift(
         z[i] = end;
         v_new[i] = (end - x[i]) / h;
     }
+    iterations
 }
 
 /// Second half kick `v += (h/2) M⁻¹ f` on the free vertices.
