@@ -11,6 +11,7 @@ from .errors import InvalidArgumentError
 MAX_ITERATIONS = 100_000
 MAX_FAR_FIELD_INTERVAL = 1000
 MAX_GRID_POINTS = 10_000_000
+MAX_ADVANCE_STEPS = 1024
 
 
 class CoulombMethod(enum.IntEnum):

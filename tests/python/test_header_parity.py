@@ -114,6 +114,10 @@ def test_limits_equal_the_headers(header):
     )
 
 
+def test_advance_limit_equals_the_headers(header):
+    assert params.MAX_ADVANCE_STEPS == defines(header)["CMSC_MAX_ADVANCE_STEPS"]
+
+
 def _properties():
     """`{property name: [keywords of each IntProperty/EnumProperty declaring it]}` in
     ui/properties.py, with literal keyword values."""

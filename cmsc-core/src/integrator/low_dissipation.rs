@@ -138,6 +138,8 @@ pub(crate) struct LowDissipation {
     /// `levels[l]` factors `M + (h/2^{l+1})² L`; cleared when masses, stiffness, pins or `h`
     /// change.
     levels: Vec<GlobalSolver>,
+    /// The step `h` (s) the levels were factored for.
+    levels_h: Real,
     at_state: AtState,
     /// `H*` (J), `None` before the first step.
     target: Option<Real>,
@@ -180,6 +182,19 @@ impl LowDissipation {
     /// Forgets the energy target: the next step starts a new one from its own energy.
     pub fn reset_target(&mut self) {
         self.target = None;
+        self.at_state.valid = false;
+    }
+
+    /// The energy target `H*` and the energy at the end of the last step (J), to restore with
+    /// [`LowDissipation::restore_energy_record`].
+    pub fn energy_record(&self) -> (Option<Real>, Real) {
+        (self.target, self.last)
+    }
+
+    /// Restores what [`LowDissipation::energy_record`] returned; the forces at the state are
+    /// computed again.
+    pub fn restore_energy_record(&mut self, (target, last): (Option<Real>, Real)) {
+        (self.target, self.last) = (target, last);
         self.at_state.valid = false;
     }
 
@@ -229,6 +244,10 @@ impl Integrate for LowDissipation {
         let Now { x, v } = now;
         let (mass, h) = (&model.mass, model.params.time_step);
         let mut counts = StepCounts::default();
+        if self.levels_h != h {
+            self.levels.clear(); // a new step length (System::advance)
+            self.levels_h = h;
+        }
         self.resize(model, x);
         let (d, jd) = (&mut self.d, &mut self.jd);
         // F(xₙ) and U(xₙ): from the last step unless something was edited since
