@@ -163,7 +163,8 @@ impl Ramp {
         }
         sys.model.pins.targets = lerp_vec3s(&self.pins.0, &self.pins.1, s);
         if let Some((a, b)) = &self.mesh {
-            sys.model.mesh_colliders = sys.model.mesh_colliders.moved(&lerp_vec3s(a, b, s), sys.state.steps)?;
+            sys.model.mesh_colliders =
+                sys.model.mesh_colliders.moved(&lerp_vec3s(a, b, s), sys.state.steps)?;
         }
         Ok(())
     }
@@ -263,9 +264,11 @@ impl System {
         check_advance(seconds, min_steps, max_steps)?;
         let ramp = Ramp::new(self);
         let floor = self.advance_floor.clamp(min_steps, max_steps);
-        let h_max = ramp
-            .charge_bound(self, self.step_bounds.charge)
-            .min(ramp.motion_bound(self, seconds, self.step_bounds.motion));
+        let h_max = ramp.charge_bound(self, self.step_bounds.charge).min(ramp.motion_bound(
+            self,
+            seconds,
+            self.step_bounds.motion,
+        ));
         let mut k = floor;
         while k < max_steps && seconds / k as Real > h_max {
             k = k.saturating_mul(2).min(max_steps);
@@ -361,7 +364,11 @@ fn check_advance(seconds: Real, min_steps: u32, max_steps: u32) -> Result<()> {
         return Err(Error::invalid("min_steps", None, "must be at least 1"));
     }
     if min_steps > max_steps {
-        return Err(Error::invalid("min_steps", None, format!("{min_steps} is above max_steps = {max_steps}")));
+        return Err(Error::invalid(
+            "min_steps",
+            None,
+            format!("{min_steps} is above max_steps = {max_steps}"),
+        ));
     }
     if max_steps > MAX_ADVANCE_STEPS {
         return Err(Error::invalid(
