@@ -133,8 +133,19 @@ impl Ramp {
         let pins = &model.pins;
         let from_pins = pins.indices.iter().map(|&i| sys.state.x[i as usize]).collect();
         Ramp {
-            charge: sys.before.charge.clone().map(|q| (q, model.charge.clone())),
-            external: sys.before.external.clone().map(|e| (e, model.external.clone())),
+            // values set before the first step are in force from its start
+            charge: sys
+                .before
+                .charge
+                .clone()
+                .filter(|_| sys.state.steps > 0)
+                .map(|q| (q, model.charge.clone())),
+            external: sys
+                .before
+                .external
+                .clone()
+                .filter(|_| sys.state.steps > 0)
+                .map(|e| (e, model.external.clone())),
             pins: (from_pins, pins.targets.clone()),
             mesh: model.mesh_colliders.pending_move(sys.state.steps),
         }
@@ -250,7 +261,8 @@ impl System {
     /// targets, mesh-obstacle moves) are reached linearly over the call: step `j` of `k` uses
     /// the fraction `(j + 1)/k` between the value in force at the call's start and the value
     /// set (external charges are interpolated only when their count did not change; otherwise
-    /// the new ones hold from the first step). [`SimParams::time_step`](crate::SimParams) stays
+    /// the new ones hold from the first step). Values set before the system's first step are
+    /// in force from its start. [`SimParams::time_step`](crate::SimParams) stays
     /// the step of [`System::step`]. With [`Integrator::ImexLowDissipation`], a call whose
     /// energy safeguard halved a step makes the next call take at least twice its steps.
     ///

@@ -73,7 +73,8 @@ pub unsafe extern "C" fn cmsc_step(sim: *mut CmscSim, steps: u32) -> CmscStatus 
 /// values (cmsc_set_external_charges, interpolated only when their count did not change;
 /// otherwise the new ones hold from the first step), the uniform field
 /// (cmsc_set_uniform_field), pin targets (cmsc_set_pin_targets, from where the pins are), and
-/// mesh-obstacle moves (cmsc_move_mesh_colliders). With no such edits, advancing with
+/// mesh-obstacle moves (cmsc_move_mesh_colliders). Values set before the simulation's first
+/// step are in force from its start. With no such edits, advancing with
 /// min_steps = max_steps = k equals cmsc_step(k) with CmscParams.time_step = seconds / k.
 /// cmsc_step keeps its meaning and its CmscParams.time_step afterwards.
 ///
