@@ -60,10 +60,10 @@ pub unsafe extern "C" fn cmsc_step(sim: *mut CmscSim, steps: u32) -> CmscStatus 
 /// Advances the simulation by `seconds` (> 0, finite) in k equal steps of h = seconds / k and
 /// writes k to `steps_taken`. k is chosen per call from min_steps * {1, 2, 4, 8, ...}, capped at
 /// max_steps (k = max_steps when the doubling passes it), as the first that keeps the explicit
-/// part resolved: the Coulomb stiffness of the charges (h <= 0.5 min_i sqrt(m_i / K_i), K_i
+/// part resolved: the Coulomb stiffness of the charges (h <= min_i sqrt(m_i / K_i), K_i
 /// estimated from the charges of each vertex's spring neighbours and the external charges) and
-/// the motion (no vertex moving more than 1 % of the mesh's size per step relative to the mean
-/// motion, pins counted at their target's speed). See the cmsc-core docs of `advance` for the
+/// the motion (no vertex moving more than 0.7 % of the mesh's size per step relative to the
+/// mean motion, pins counted at their target's speed). See the cmsc-core docs of `advance` for the
 /// derivation. The factorization for each step length used is built once and cached (up to 3
 /// step lengths; about 113 MB each at 100K vertices).
 ///
@@ -400,7 +400,8 @@ pub unsafe extern "C" fn cmsc_set_acceleration(sim: *mut CmscSim, enabled: u32) 
 /// an iteration moves the vertices by at most `tolerance` times the step's displacement,
 /// |x^{k+1} - x^k| <= tolerance (|x^{k+1} - x_t| + 1e-12 m sqrt(n)) (Euclidean norms over all
 /// coordinates), and `CmscParams.iterations` is the most it runs. 0 (the default for a new
-/// simulation) runs exactly `CmscParams.iterations`. The iterations a step actually ran are
+/// simulation) runs exactly `CmscParams.iterations`; CMSC_RECOMMENDED_ITERATION_TOLERANCE is the
+/// value measured with cmsc_advance. The iterations a step actually ran are
 /// counted by cmsc_last_iterations. A negative, NaN or infinite `tolerance` is
 /// CMSC_INVALID_ARGUMENT and changes nothing. cmsc_rollout_gradient and cmsc_fit_charges always
 /// run the fixed count. Takes effect at the next step.
