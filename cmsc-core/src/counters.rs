@@ -52,6 +52,10 @@ pub struct StepCounts {
     pub attempts: u32,
     /// Sub-steps kept (1 when the step was not halved).
     pub substeps: u32,
+    /// Local/global iterations run (one local step and one prefactored solve each), summed over
+    /// the sub-steps; below `substeps × SimParams::iterations` when a tolerance
+    /// ([`crate::SimParams::iteration_tolerance`]) stopped them early. 0 for Verlet.
+    pub iterations: u32,
     /// Whether the safeguard scaled velocities down to cap an energy excess.
     pub capped: bool,
     /// Whether the Coulomb force held the far part of an earlier step and evaluated only the

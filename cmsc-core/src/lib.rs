@@ -50,6 +50,7 @@
 
 #![warn(missing_docs)]
 
+pub mod advance;
 pub mod collision;
 pub mod coulomb;
 pub mod counters;
@@ -67,6 +68,7 @@ mod state;
 mod step;
 mod system;
 
+pub use advance::{CallCounts, StepBounds, MAX_ADVANCE_STEPS, RECOMMENDED_ITERATION_TOLERANCE};
 pub use collision::{Colliders, MeshCollider, MeshColliders, SelfCollision, Sphere};
 pub use coulomb::{FieldMethod, FieldSolver, Neighborhood, MAX_GRID_POINTS};
 pub use counters::{StepCounts, StepTimings};

@@ -161,6 +161,13 @@ impl Explicit for ExplicitForces {
     }
 }
 
+/// What the stepper keeps across steps besides factorizations and caches: the IMEX spring
+/// directions and the low-dissipation energy record.
+pub(crate) struct Kept {
+    directions: Vec<Vec3>,
+    energy: (Option<Real>, Real),
+}
+
 /// The end-of-step buffers (no allocation while stepping).
 struct Scratch {
     x_new: Vec<Vec3>,
@@ -202,7 +209,7 @@ impl Stepper {
     }
 
     /// Adopts new parameters: swaps the field backend if the method or the DDEF grid changed
-    /// and marks the factorizations stale if `h` changed. `old` are the parameters in force.
+    /// (the factorizations follow `h` by themselves: cached per step length). `old` are the parameters in force.
     /// The forces and energy kept at the state are dropped (gravity, `k_c` or the method may
     /// have changed them).
     ///
@@ -210,10 +217,6 @@ impl Stepper {
     /// As [`make_solver`]; the stepper is unchanged on error.
     pub fn adopt_params(&mut self, old: &SimParams, new: &SimParams, n: usize) -> Result<()> {
         self.forces.adopt(old, new, n, self.mode)?;
-        if new.time_step != old.time_step {
-            self.imex.refactor_later();
-            self.low.refactor_later();
-        }
         if new.integrator != old.integrator {
             self.low.reset_target();
         }
@@ -230,6 +233,24 @@ impl Stepper {
             Mode::Run => Iterations::AsParams,
             Mode::Rollout => Iterations::Plain,
         });
+    }
+
+    /// What the stepper keeps across steps that a retried [`crate::System::advance`] restores.
+    pub fn kept(&self) -> Kept {
+        Kept { directions: self.imex.directions().to_vec(), energy: self.low.energy_record() }
+    }
+
+    /// Restores what [`Stepper::kept`] saved, the state having been restored by the caller; the
+    /// next step evaluates the whole field.
+    pub fn restore(&mut self, kept: &Kept) {
+        self.imex.set_directions(kept.directions.clone());
+        self.low.restore_energy_record(kept.energy);
+        self.sources_edited();
+    }
+
+    /// The factorizations of `M + h²L` cached by the IMEX integrator: entries of each factor.
+    pub fn factor_entries(&self) -> Vec<usize> {
+        self.imex.factor_entries()
     }
 
     /// Masses or stiffnesses changed: refactor `M + h²L` numerically before the next step.

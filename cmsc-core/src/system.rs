@@ -2,6 +2,7 @@
 //! advances one under the other: every edit is checked here before it reaches the model or the
 //! state, and the stepper is told what an edit made stale. Stepping itself lives in `step.rs`.
 
+use crate::advance::{Before, CallCounts, StepBounds};
 use crate::collision::{MeshColliders, SelfCollision, Sphere};
 use crate::coulomb::FieldMethod;
 use crate::counters::{StepCounts, StepTimings};
@@ -24,6 +25,14 @@ pub struct System {
     pub(crate) model: Model,
     pub(crate) state: State,
     pub(crate) stepper: Stepper,
+    /// Inputs in force at the end of the last step, kept by the first edit since.
+    pub(crate) before: Before,
+    /// Factors of [`System::advance`]'s step bounds.
+    pub(crate) step_bounds: StepBounds,
+    /// Least steps of the next [`System::advance`] (after the energy safeguard halved steps).
+    pub(crate) advance_floor: u32,
+    /// What the last [`System::step_n`] or [`System::advance`] call did.
+    pub(crate) last_call: CallCounts,
 }
 
 fn check_len(name: &'static str, got: usize, want: usize, what: &str) -> Result<()> {
@@ -85,7 +94,15 @@ impl System {
         check_conditioning(masses, &springs, params.time_step)?;
         let model = Model::new(params, masses.to_vec(), springs, positions);
         let stepper = Stepper::new(&model, positions)?;
-        Ok(System { model, state: State::at_rest(positions), stepper })
+        Ok(System {
+            model,
+            state: State::at_rest(positions),
+            stepper,
+            before: Before::default(),
+            step_bounds: StepBounds::default(),
+            advance_floor: 1,
+            last_call: CallCounts::default(),
+        })
     }
 
     /// The model: parameters, masses, charges, springs, pins, external field, colliders.
@@ -225,6 +242,19 @@ impl System {
         self.model.params.acceleration = acceleration;
     }
 
+    /// Sets [`SimParams::iteration_tolerance`] `τ`: each IMEX step (and each implicit-midpoint
+    /// sub-step of [`crate::Integrator::ImexLowDissipation`]) stops its local/global iterations
+    /// once their update is below `τ` times the step's displacement, running at most
+    /// [`SimParams::iterations`]. `0` (the default for a new system) runs exactly `iterations`.
+    /// Gradient rollouts ([`System::rollout_gradient`]) always run the fixed count.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`iteration_tolerance`) if `tolerance` is negative or not
+    /// finite; nothing changes.
+    pub fn set_iteration_tolerance(&mut self, tolerance: Real) -> Result<()> {
+        self.set_params(SimParams { iteration_tolerance: tolerance, ..self.model.params.clone() })
+    }
+
     /// The grid size `m` the field backend's next whole evaluation will use, for a backend with
     /// a grid (DDEF, fixed or adaptive); `None` for the others.
     pub fn field_grid_size(&self) -> Option<u32> {
@@ -266,6 +296,7 @@ impl System {
         if let Some(i) = charges.iter().position(|q| !q.is_finite()) {
             return Err(Error::invalid("charges", Some(i), "is NaN or infinite"));
         }
+        self.before.charge.get_or_insert_with(|| self.model.charge.clone());
         if self.model.charge != charges {
             self.stepper.sources_edited(); // a new far field
         } else {
@@ -353,7 +384,9 @@ impl System {
     /// # Errors
     /// [`Error::InvalidArgument`] on a length mismatch or a non-finite value.
     pub fn set_external_charges(&mut self, positions: &[Vec3], charges: &[Real]) -> Result<()> {
-        self.model.external.charges = ExternalField::charges_from_arrays(positions, charges)?;
+        let charges = ExternalField::charges_from_arrays(positions, charges)?;
+        self.before.external.get_or_insert_with(|| self.model.external.clone());
+        self.model.external.charges = charges;
         self.stepper.state_edited();
         Ok(())
     }
@@ -364,6 +397,7 @@ impl System {
     /// [`Error::InvalidArgument`] when a component is not finite.
     pub fn set_uniform_field(&mut self, field: Vec3) -> Result<()> {
         check_finite3("field", &[field])?;
+        self.before.external.get_or_insert_with(|| self.model.external.clone());
         self.model.external.uniform = field;
         self.stepper.state_edited();
         Ok(())
@@ -452,7 +486,9 @@ impl System {
     /// stays at the last good step); [`Error::Factorization`] if a refactorization fails; field
     /// backend errors.
     pub fn step(&mut self) -> Result<()> {
-        self.stepper.step(&self.model, &mut self.state)
+        self.stepper.step(&self.model, &mut self.state)?;
+        self.before = Before::default();
+        Ok(())
     }
 
     /// Runs [`System::step`] `steps` times, stopping at the first error (the state is then the
@@ -461,9 +497,18 @@ impl System {
     /// # Errors
     /// As [`System::step`].
     pub fn step_n(&mut self, steps: u32) -> Result<()> {
+        self.last_call = CallCounts::default();
         for _ in 0..steps {
             self.step()?;
+            self.last_call.steps += 1;
+            self.last_call.iterations += u64::from(self.stepper.counts().iterations);
         }
         Ok(())
+    }
+
+    /// Entries of the Cholesky factor of each cached factorization of `M + h²L` (one per step
+    /// length in use, most recent first); 12 bytes each (value and row index).
+    pub fn factor_entries(&self) -> Vec<usize> {
+        self.stepper.factor_entries()
     }
 }

@@ -57,6 +57,69 @@ pub unsafe extern "C" fn cmsc_step(sim: *mut CmscSim, steps: u32) -> CmscStatus 
     boundary(|| unsafe { sim_mut(sim) }?.call(|s| Ok(s.step_n(steps)?)))
 }
 
+/// Advances the simulation by `seconds` (> 0, finite) in k equal steps of h = seconds / k and
+/// writes k to `steps_taken`. k is chosen per call from min_steps * {1, 2, 4, 8, ...}, capped at
+/// max_steps (k = max_steps when the doubling passes it), as the first that keeps the explicit
+/// part resolved: the Coulomb stiffness of the charges (h <= min_i sqrt(m_i / K_i), K_i
+/// estimated from the charges of each vertex's spring neighbours and the external charges) and
+/// the motion (no vertex moving more than 0.7 % of the mesh's size per step relative to the
+/// mean motion, pins counted at their target's speed). See the cmsc-core docs of `advance` for the
+/// derivation. The factorization for each step length used is built once and cached (up to 3
+/// step lengths; about 113 MB each at 100K vertices).
+///
+/// Inputs set since the last step or advance are reached linearly over the k steps: step j
+/// (0-based) of k uses the fraction (j + 1) / k between the value in force at the start of the
+/// call and the value set: vertex charges (cmsc_set_charges), external charge positions and
+/// values (cmsc_set_external_charges, interpolated only when their count did not change;
+/// otherwise the new ones hold from the first step), the uniform field
+/// (cmsc_set_uniform_field), pin targets (cmsc_set_pin_targets, from where the pins are), and
+/// mesh-obstacle moves (cmsc_move_mesh_colliders). Values set before the simulation's first
+/// step are in force from its start. With no such edits, advancing with
+/// min_steps = max_steps = k equals cmsc_step(k) with CmscParams.time_step = seconds / k.
+/// cmsc_step keeps its meaning and its CmscParams.time_step afterwards.
+///
+/// If a step diverges (CMSC_DIVERGED: non-finite state or a runaway), the whole call is redone
+/// from its start with twice the steps, up to max_steps; if it still diverges, CMSC_DIVERGED is
+/// returned with the state at the call's start and the inputs as set. CMSC_INVALID_ARGUMENT,
+/// with nothing changed, for a NULL `sim` or `steps_taken`, `seconds` <= 0 or not finite,
+/// min_steps = 0, min_steps > max_steps, or max_steps > CMSC_MAX_ADVANCE_STEPS.
+/// `*steps_taken` is written only on CMSC_OK.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `steps_taken` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_advance(
+    sim: *mut CmscSim,
+    seconds: f64,
+    min_steps: u32,
+    max_steps: u32,
+    steps_taken: *mut u32,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_mut(sim)?, output(steps_taken, 1, "steps_taken")?) };
+        out[0] = sim.call(|s| Ok(s.advance(seconds, min_steps, max_steps)?))?;
+        Ok(())
+    })
+}
+
+/// Writes to `total` the local/global iterations run by the steps of the last cmsc_step or
+/// cmsc_advance call on this simulation (summed over its steps; below steps x
+/// CmscParams.iterations when cmsc_set_iteration_tolerance stopped them early; 0 for Verlet
+/// and before any call).
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `total` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_last_iterations(sim: *const CmscSim, total: *mut u64) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_ref(sim)?, output(total, 1, "total")?) };
+        out[0] = sim.sys.last_call_counts().iterations;
+        Ok(())
+    })
+}
+
 /// Sets every vertex charge (C); `n` must equal the vertex count.
 ///
 /// # Safety
@@ -329,6 +392,28 @@ pub unsafe extern "C" fn cmsc_set_acceleration(sim: *mut CmscSim, enabled: u32) 
             s.set_acceleration(acceleration);
             Ok(())
         })
+    })
+}
+
+/// Lets the local/global iterations of each step stop when done: with `tolerance` > 0 a step
+/// (and each implicit-midpoint sub-step of the low-dissipation integrator) stops iterating once
+/// an iteration moves the vertices by at most `tolerance` times the step's displacement,
+/// |x^{k+1} - x^k| <= tolerance (|x^{k+1} - x_t| + 1e-12 m sqrt(n)) (Euclidean norms over all
+/// coordinates), and `CmscParams.iterations` is the most it runs. 0 (the default for a new
+/// simulation) runs exactly `CmscParams.iterations`; CMSC_RECOMMENDED_ITERATION_TOLERANCE is the
+/// value measured with cmsc_advance. The iterations a step actually ran are
+/// counted by cmsc_last_iterations. A negative, NaN or infinite `tolerance` is
+/// CMSC_INVALID_ARGUMENT and changes nothing. cmsc_rollout_gradient and cmsc_fit_charges always
+/// run the fixed count. Takes effect at the next step.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_iteration_tolerance(sim: *mut CmscSim, tolerance: f64) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim)? };
+        sim.call(|s| Ok(s.set_iteration_tolerance(tolerance)?))
     })
 }
 

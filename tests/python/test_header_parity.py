@@ -113,10 +113,15 @@ def test_limits_equal_the_headers(header):
         d["CMSC_MAX_GRID_POINTS"],
     )
     real = dict(re.findall(r"#define\s+(CMSC_\w+)\s+([0-9.eE+-]+)\s*$", header, re.M))
-    assert (params.MIN_FIELD_TOLERANCE, params.MAX_FIELD_TOLERANCE) == (
+    assert (params.MIN_FIELD_TOLERANCE, params.MAX_FIELD_TOLERANCE, params.ADAPTIVE_ITERATION_TOLERANCE) == (
         float(real["CMSC_MIN_FIELD_TOLERANCE"]),
         float(real["CMSC_MAX_FIELD_TOLERANCE"]),
+        float(real["CMSC_RECOMMENDED_ITERATION_TOLERANCE"]),
     )
+
+
+def test_advance_limit_equals_the_headers(header):
+    assert params.MAX_ADVANCE_STEPS == defines(header)["CMSC_MAX_ADVANCE_STEPS"]
 
 
 def _properties():

@@ -229,6 +229,23 @@ impl MeshColliders {
         Ok(MeshColliders { meshes, n_vertices: self.n_vertices, moved_for_step: Some(step) })
     }
 
+    /// Where the obstacles' shared vertices are at the start and at the end of the step numbered
+    /// `step` when a move is pending for it (`None` when they are still during it); entries no
+    /// triangle uses are zero.
+    pub(crate) fn pending_move(&self, step: u64) -> Option<(Vec<Vec3>, Vec<Vec3>)> {
+        if self.moved_for_step != Some(step) {
+            return None;
+        }
+        let (mut from, mut to) = (vec![Vec3::zeros(); self.n_vertices], vec![Vec3::zeros(); self.n_vertices]);
+        for m in &self.meshes {
+            for (k, (&g, p)) in m.global.iter().zip(m.mesh.vertices()).enumerate() {
+                to[g as usize] = p.coords;
+                from[g as usize] = p.coords - m.displacement[k];
+            }
+        }
+        Some((from, to))
+    }
+
     /// Projects every non-pinned vertex out of every mesh (stages 1–4 of the [`MeshColliders`]
     /// docs).
     ///

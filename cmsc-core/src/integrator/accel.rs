@@ -106,10 +106,14 @@ impl Anderson {
         }
     }
 
-    /// Runs `iterations` evaluations of `plain` from `x` (holding `x⁰`, pinned entries at their
-    /// targets), Anderson-accelerated with the safeguard on the objective `E`, leaving the result
-    /// in `x`. Returns how many times the safeguard fell back to the plain step (each fallback
+    /// Runs at most `iterations` evaluations of `plain` from `x` (holding `x⁰`, pinned entries
+    /// at their targets), Anderson-accelerated with the safeguard on the objective `E`, leaving
+    /// the result in `x`. Returns how many evaluations of `plain` it made (a safeguard fallback
     /// spends one of the `iterations`).
+    ///
+    /// After every accepted iterate `xᵏ` and its plain image `G(xᵏ)`, `converged(xᵏ, G(xᵏ))`
+    /// may end the run early: `x` is then `G(xᵏ)`, the plain step from the last accepted
+    /// iterate (so the objective still decreased). `|_, _| false` runs all `iterations`.
     ///
     /// `plain(x)` must overwrite the free entries of `x` with one plain iteration `G(x)`, leave
     /// the `pinned` entries alone and return `E` at the `x` it was given (the IMEX step gets the
@@ -125,12 +129,12 @@ impl Anderson {
         x: &mut [Vec3],
         mut plain: impl FnMut(&mut [Vec3]) -> Real,
         mut energy: impl FnMut(&[Vec3]) -> Real,
+        mut converged: impl FnMut(&[Vec3], &[Vec3]) -> bool,
     ) -> usize {
         self.resize(x.len());
         let m = self.window;
         let (mut cols, mut newest) = (0, m - 1); // history length; ring slot of the newest column
         let mut e_accepted = Real::INFINITY;
-        let mut fallbacks = 0;
         let mut evaluations = 0; // of G, the budget
         while evaluations < iterations {
             self.g.copy_from_slice(x);
@@ -140,9 +144,8 @@ impl Anderson {
                 // Safeguard: the accelerated point did not lower E; go back to G of the last
                 // accepted iterate, the plain step, and go on from there (one more G).
                 x.copy_from_slice(&self.g_prev);
-                fallbacks += 1;
                 if evaluations == iterations {
-                    return fallbacks; // no budget left: end on the plain step
+                    return evaluations; // no budget left: end on the plain step
                 }
                 self.g.copy_from_slice(x);
                 e = plain(&mut self.g);
@@ -150,6 +153,10 @@ impl Anderson {
                 cols = 0;
             }
             e_accepted = e;
+            if converged(x, &self.g) {
+                x.copy_from_slice(&self.g); // pinned entries of `g` are `x`'s
+                return evaluations;
+            }
             let record = evaluations > 1;
             if record {
                 newest = (newest + 1) % m;
@@ -194,7 +201,7 @@ impl Anderson {
         if iterations > 0 && energy(x) >= e_accepted {
             x.copy_from_slice(&self.g_prev);
         }
-        fallbacks
+        evaluations
     }
 
     /// Adds the newest column's entries to `ΔFᵀΔF` and updates `ΔFᵀ fᵏ`, in one pass over the
@@ -314,7 +321,7 @@ mod tests {
             plain(&mut x_plain);
         });
         let mut x_acc = start.clone();
-        Anderson::new(ANDERSON_WINDOW).run(10, &pinned, &mut x_acc, plain, energy);
+        Anderson::new(ANDERSON_WINDOW).run(10, &pinned, &mut x_acc, plain, energy, |_, _| false);
         assert!(err(&x_acc) < 1e-3 * err(&x_plain), "{} vs {}", err(&x_acc), err(&x_plain));
         assert_eq!(x_acc[5], start[5]);
     }
@@ -330,7 +337,7 @@ mod tests {
             x.iter_mut().for_each(|x| *x = (*x + Vec3::new(1.0, 2.0, 3.0)) * 0.5);
             e
         };
-        Anderson::new(3).run(7, &[false; 4], &mut x, plain, energy);
+        Anderson::new(3).run(7, &[false; 4], &mut x, plain, energy, |_, _| false);
         assert_eq!(x, target);
     }
 }

@@ -9,6 +9,9 @@
 //! v_{t+1} = (x_{t+1} − x_t) / h
 //! ```
 //!
+//! With a tolerance ([`crate::SimParams::iteration_tolerance`]) the iterations stop as soon as
+//! their update is small against the step's displacement ([`Stop`]); `K` is then the most.
+//!
 //! With [`Acceleration::Anderson`] (the default) the K iterations are Anderson-accelerated with
 //! an energy safeguard ([`super::accel`]): the same fixed point, reached in fewer iterations.
 //!
@@ -38,14 +41,29 @@ pub(crate) struct LocalBuffers<'a> {
     pub jd: &'a mut [Vec3],
 }
 
-/// The paper's IMEX integrator with what it keeps across steps: the factorization of
-/// `M + h²L`, the spring directions `d_s` (the fallback direction of springs whose ends
-/// coincide; the adjoint reads them), the Anderson history and scratch.
-pub(crate) struct Imex {
-    /// Prefactored global matrix; `None` until first needed or after the pins changed.
-    global: Option<GlobalSolver>,
-    /// Masses, stiffness or `h` changed since the last numeric factorization.
+/// How many factorizations of `M + h²L` the IMEX integrator keeps, for as many step lengths
+/// `h` ([`crate::System::advance`] takes `k ∈ {min, 2 min, 4 min, …}` steps per call and
+/// usually alternates between two or three of them). Each costs the factor's values and its
+/// symbolic structure, about 12 bytes per entry of `L`: 9.4M entries, 113 MB, for the 100K-vertex
+/// grid cloth (`examples/step_economy.rs` prints it), so at most 3 × that at 100K. The least
+/// recently used is dropped beyond this.
+pub const CACHED_FACTORIZATIONS: usize = 3;
+
+/// One cached factorization: `M + h²L` for `h` (s), refactored before use when `stale`.
+struct Factor {
+    h: Real,
+    solver: GlobalSolver,
     stale: bool,
+}
+
+/// The paper's IMEX integrator with what it keeps across steps: the factorizations of
+/// `M + h²L` for the last step lengths used, the spring directions `d_s` (the fallback
+/// direction of springs whose ends coincide; the adjoint reads them), the Anderson history and
+/// scratch.
+pub(crate) struct Imex {
+    /// Prefactored global matrices, most recently used first, one per step length `h`; empty
+    /// until first needed or after the pins changed. At most [`CACHED_FACTORIZATIONS`].
+    factors: Vec<Factor>,
     iterations: Iterations,
     y: Vec<Vec3>,
     d: Vec<Vec3>,
@@ -58,8 +76,7 @@ impl Imex {
     pub fn new(springs: &Springs, x: &[Vec3]) -> Self {
         let d = springs.ends().iter().map(|&[a, b]| x[a as usize] - x[b as usize]).collect();
         Imex {
-            global: None,
-            stale: false,
+            factors: Vec::new(),
             iterations: Iterations::AsParams,
             y: vec![Vec3::zeros(); x.len()],
             d,
@@ -68,14 +85,21 @@ impl Imex {
         }
     }
 
-    /// Masses, stiffness or `h` changed: refactor numerically before the next step.
+    /// Masses or stiffness changed: refactor numerically before the next step (every cached
+    /// step length).
     pub fn refactor_later(&mut self) {
-        self.stale = true;
+        self.factors.iter_mut().for_each(|f| f.stale = true);
     }
 
     /// Pins changed: analyse the pattern again before the next step.
     pub fn reanalyse_later(&mut self) {
-        self.global = None;
+        self.factors.clear();
+    }
+
+    /// Entries of the Cholesky factor of each cached factorization (most recently used first),
+    /// for memory tables.
+    pub fn factor_entries(&self) -> Vec<usize> {
+        self.factors.iter().map(|f| f.solver.factor_len()).collect()
     }
 
     /// Runs the iterations as the parameters say or plainly (a rollout).
@@ -93,19 +117,31 @@ impl Imex {
         self.d = d;
     }
 
-    /// The prefactored `M + h²L`, refreshed for `model` if an edit made it stale.
+    /// The prefactored `M + h²L` for `h = model.params.time_step`, from the cache, refreshed
+    /// if an edit made it stale, or built (dropping the least recently used beyond
+    /// [`CACHED_FACTORIZATIONS`]).
     ///
     /// # Errors
     /// [`crate::Error::Factorization`] or [`crate::Error::InvalidArgument`] (`stiffness`).
     pub fn global(&mut self, model: &Model) -> Result<&mut GlobalSolver> {
         let (mass, springs, h) = (&model.mass, &model.springs, model.params.time_step);
-        match &mut self.global {
-            None => self.global = Some(GlobalSolver::new(mass, springs, &model.pins.pinned, h)?),
-            Some(g) if self.stale => g.refactor(mass, springs, h)?,
-            Some(_) => {}
+        match self.factors.iter().position(|f| f.h == h) {
+            Some(i) => {
+                let f = self.factors.remove(i);
+                self.factors.insert(0, f);
+            }
+            None => {
+                let solver = GlobalSolver::new(mass, springs, &model.pins.pinned, h)?;
+                self.factors.insert(0, Factor { h, solver, stale: false });
+                self.factors.truncate(CACHED_FACTORIZATIONS);
+            }
         }
-        self.stale = false;
-        Ok(self.global.as_mut().expect("factorization ensured above"))
+        let f = &mut self.factors[0];
+        if f.stale {
+            f.solver.refactor(mass, springs, h)?;
+            f.stale = false;
+        }
+        Ok(&mut f.solver)
     }
 }
 
@@ -125,11 +161,12 @@ impl Integrate for Imex {
         t: &mut StepTimings,
     ) -> Result<StepCounts> {
         let f_explicit = forces.at_step_start(model, now.x, t)?;
-        let global = self.global.as_mut().expect("prepared before advancing");
+        let global = &mut self.factors.first_mut().expect("prepared before advancing").solver;
         let p = &model.params;
-        let scheme = match self.iterations {
-            Iterations::AsParams => p.acceleration,
-            Iterations::Plain => Acceleration::Plain,
+        // a rollout runs the fixed count its adjoint replays
+        let (scheme, tolerance) = match self.iterations {
+            Iterations::AsParams => (p.acceleration, p.iteration_tolerance),
+            Iterations::Plain => (Acceleration::Plain, 0.0),
         };
         let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
         self.y.resize(x.len(), Vec3::zeros());
@@ -137,17 +174,63 @@ impl Integrate for Imex {
         start(model, Now { x, v }, &mut self.y, x_new);
         let local = LocalBuffers { d: &mut self.d, jd: &mut self.jd };
         let h = p.time_step;
-        solve(model, global, h, &self.y, f_explicit, scheme, &mut self.anderson, local, x_new, t);
+        let stop = Stop { tolerance, origin: x };
+        let (y, anderson) = (&self.y, &mut self.anderson);
+        let iterations = solve(model, global, h, y, f_explicit, scheme, stop, anderson, local, x_new, t);
         finish(h, x, x_new, v_new);
-        Ok(StepCounts { attempts: 1, substeps: 1, coulomb_forces: 1, ..StepCounts::default() })
+        Ok(StepCounts { attempts: 1, substeps: 1, coulomb_forces: 1, iterations, ..StepCounts::default() })
     }
 }
 
-/// The `K =` [`crate::SimParams::iterations`] local/global iterations of one implicit equation
-/// `M (x − y) = h² (f_s(x) + f)` from the first iterate in `x`, plain or Anderson-accelerated
-/// ([`super::accel`]) as `scheme` says; the one place that choice is made. `h` (s) is the step
-/// of the equation `global` factors: the time step for Eq. (12), half of it for the implicit
-/// midpoint of [`super::low_dissipation`] (with `f = 0`: its kicks carry the forces).
+/// `ε` of the stopping rule (m): a step whose iterate moves the vertices by less than a
+/// picometre RMS from `x_t` counts as still, so that a system at rest stops iterating instead
+/// of comparing rounding with rounding. Far below any visible motion (a 1 m cloth of 10K
+/// vertices moves ~10⁻⁴ m per step when it barely sways).
+pub const STILL_DISPLACEMENT: Real = 1e-12;
+
+/// When the local/global iterations of one implicit equation stop: after
+/// [`crate::SimParams::iterations`], or earlier once the iteration's update is small against
+/// the step's displacement, `‖xᵏ⁺¹ − xᵏ‖ ≤ τ (‖xᵏ⁺¹ − x_t‖ + ε √n)` (Euclidean norms over all
+/// `3n` coordinates, `ε` = [`STILL_DISPLACEMENT`]).
+///
+/// Why this measure: the iterations converge linearly (Liu 2013 §4; Anderson makes the rate
+/// better, not the kind), so the update bounds the distance to the fixed point up to the factor
+/// `1/(1 − ρ)`; relative to the displacement the step makes it is scale-free (metres cancel, and
+/// the same `τ` holds for a millimetre-sized and a metre-sized mesh, a slow and a fast step). The
+/// displacement `xᵏ⁺¹ − x_t`, not `xᵏ⁺¹ − y`: the iterations correct the inertial prediction `y`,
+/// and a calm cloth's correction is tiny, which would demand ever more iterations for motion
+/// nobody sees.
+#[derive(Clone, Copy)]
+pub(crate) struct Stop<'a> {
+    /// `τ` (dimensionless); 0 runs every iteration.
+    pub tolerance: Real,
+    /// `x_t`, the positions at the start of the step (m).
+    pub origin: &'a [Vec3],
+}
+
+impl Stop<'_> {
+    /// Whether the update from `before` to `after` meets the tolerance.
+    fn converged(&self, before: &[Vec3], after: &[Vec3]) -> bool {
+        if self.tolerance <= 0.0 {
+            return false;
+        }
+        let (update, displacement) = (before, after, self.origin)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|(b, a, o)| ((a - b).norm_squared(), (a - o).norm_squared()))
+            .reduce(|| (0.0, 0.0), |p, q| (p.0 + q.0, p.1 + q.1));
+        let floor = STILL_DISPLACEMENT * (after.len() as Real).sqrt();
+        update.sqrt() <= self.tolerance * (displacement.sqrt() + floor)
+    }
+}
+
+/// At most `K =` [`crate::SimParams::iterations`] local/global iterations of one implicit
+/// equation `M (x − y) = h² (f_s(x) + f)` from the first iterate in `x`, plain or
+/// Anderson-accelerated ([`super::accel`]) as `scheme` says, stopping early as `stop` says; the
+/// one place those choices are made. `h` (s) is the step of the equation `global` factors: the
+/// time step for Eq. (12), half of it for the implicit midpoint of [`super::low_dissipation`]
+/// (with `f = 0`: its kicks carry the forces). Returns the iterations run (one local step and
+/// one prefactored solve each).
 #[allow(clippy::too_many_arguments)] // the equation's data, its scheme and its buffers
 pub(crate) fn solve(
     model: &Model,
@@ -156,14 +239,15 @@ pub(crate) fn solve(
     y: &[Vec3],
     f: &[Vec3],
     scheme: Acceleration,
+    stop: Stop<'_>,
     anderson: &mut Anderson,
     local: LocalBuffers<'_>,
     x: &mut [Vec3],
     t: &mut StepTimings,
-) {
+) -> u32 {
     let LocalBuffers { d, jd } = local;
     let iterations = model.params.iterations as usize;
-    match scheme {
+    let taken = match scheme {
         Acceleration::Anderson => {
             let energy = |x: &[Vec3]| objective(&model.mass, &model.springs, h, y, f, x);
             let plain = |x: &mut [Vec3]| {
@@ -171,14 +255,26 @@ pub(crate) fn solve(
                 let local = LocalBuffers { d: &mut *d, jd: &mut *jd };
                 inertial + h * h * iterate(model, global, h, y, f, local, x, t)
             };
-            anderson.run(iterations, &model.pins.pinned, x, plain, energy);
+            let converged = |x: &[Vec3], g: &[Vec3]| stop.converged(x, g);
+            anderson.run(iterations, &model.pins.pinned, x, plain, energy, converged)
         }
         Acceleration::Plain => {
-            for _ in 0..iterations {
+            let mut before = if stop.tolerance > 0.0 { x.to_vec() } else { Vec::new() };
+            let mut taken = iterations;
+            for k in 0..iterations {
+                if stop.tolerance > 0.0 {
+                    before.copy_from_slice(x);
+                }
                 iterate(model, global, h, y, f, LocalBuffers { d: &mut *d, jd: &mut *jd }, x, t);
+                if stop.converged(&before, x) {
+                    taken = k + 1;
+                    break;
+                }
             }
+            taken
         }
-    }
+    };
+    taken as u32
 }
 
 /// The inertial prediction `y = x + h D(v)` (`D`: ether drag and relative damping, see

@@ -56,7 +56,7 @@
 use rayon::prelude::*;
 
 use super::accel::Anderson;
-use super::imex::{solve, LocalBuffers};
+use super::imex::{solve, LocalBuffers, Stop};
 use super::{Explicit, Integrate, Next, Now};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::Result;
@@ -138,6 +138,8 @@ pub(crate) struct LowDissipation {
     /// `levels[l]` factors `M + (h/2^{l+1})² L`; cleared when masses, stiffness, pins or `h`
     /// change.
     levels: Vec<GlobalSolver>,
+    /// The step `h` (s) the levels were factored for.
+    levels_h: Real,
     at_state: AtState,
     /// `H*` (J), `None` before the first step.
     target: Option<Real>,
@@ -180,6 +182,19 @@ impl LowDissipation {
     /// Forgets the energy target: the next step starts a new one from its own energy.
     pub fn reset_target(&mut self) {
         self.target = None;
+        self.at_state.valid = false;
+    }
+
+    /// The energy target `H*` and the energy at the end of the last step (J), to restore with
+    /// [`LowDissipation::restore_energy_record`].
+    pub fn energy_record(&self) -> (Option<Real>, Real) {
+        (self.target, self.last)
+    }
+
+    /// Restores what [`LowDissipation::energy_record`] returned; the forces at the state are
+    /// computed again.
+    pub fn restore_energy_record(&mut self, (target, last): (Option<Real>, Real)) {
+        (self.target, self.last) = (target, last);
         self.at_state.valid = false;
     }
 
@@ -229,6 +244,10 @@ impl Integrate for LowDissipation {
         let Now { x, v } = now;
         let (mass, h) = (&model.mass, model.params.time_step);
         let mut counts = StepCounts::default();
+        if self.levels_h != h {
+            self.levels.clear(); // a new step length (System::advance)
+            self.levels_h = h;
+        }
         self.resize(model, x);
         let (d, jd) = (&mut self.d, &mut self.jd);
         // F(xₙ) and U(xₙ): from the last step unless something was edited since
@@ -276,7 +295,7 @@ impl Integrate for LowDissipation {
                 anderson: &mut self.anderson,
             };
             let now = Now { x: &self.xc, v: &self.vc };
-            drift(
+            counts.iterations += drift(
                 model,
                 global,
                 hl,
@@ -364,7 +383,8 @@ struct Drift<'a> {
 
 /// First half kick and the implicit-midpoint spring drift of the module docs: from `now` with
 /// forces `f` (N) at `now.x` to `next.x = xₙ₊₁` and `next.v = v⁻`; `global` factors
-/// `M + (h/2)² L`. Pinned vertices go to `pin_end` at constant velocity.
+/// `M + (h/2)² L`. Pinned vertices go to `pin_end` at constant velocity. Returns the
+/// local/global iterations run.
 #[allow(clippy::too_many_arguments)] // the sub-step's inputs and its three sets of buffers
 fn drift(
     model: &Model,
@@ -376,7 +396,7 @@ fn drift(
     local: LocalBuffers<'_>,
     next: Next<'_>,
     t: &mut StepTimings,
-) {
+) -> u32 {
     let (Now { x, v }, Next { x: z, v: v_new }) = (now, next);
     let Drift { y, v_plus, zero, pin_end, anderson } = buf;
     let mass = &model.mass;
@@ -392,7 +412,8 @@ fn drift(
     // the same iterations as Eq. (12)'s, on the implicit equation of step h/2 (no explicit
     // force: the kicks carry it)
     let scheme = model.params.acceleration;
-    solve(model, global, 0.5 * h, y, zero, scheme, anderson, local, z, t);
+    let stop = Stop { tolerance: model.params.iteration_tolerance, origin: x };
+    let iterations = solve(model, global, 0.5 * h, y, zero, scheme, stop, anderson, local, z, t);
     // xₙ₊₁ = 2z − xₙ, v⁻ = 4 (z − xₙ)/h − v⁺, written over z and v_new
     let four_over_h = 4.0 / h;
     z.par_iter_mut().zip(v_new.par_iter_mut()).enumerate().for_each(|(i, (z, vn))| {
@@ -404,6 +425,7 @@ fn drift(
         z[i] = end;
         v_new[i] = (end - x[i]) / h;
     }
+    iterations
 }
 
 /// Second half kick `v += (h/2) M⁻¹ f` on the free vertices.

@@ -129,6 +129,12 @@ impl GlobalSolver {
         Ok(solver)
     }
 
+    /// Number of stored entries of the Cholesky factor `L` (its values take 8 bytes each, its
+    /// row indices 4).
+    pub fn factor_len(&self) -> usize {
+        self.factor.len()
+    }
+
     /// Recomputes the numeric factorization for new masses, stiffnesses or `h` with the same
     /// springs and pins; the symbolic analysis is reused.
     ///

@@ -84,6 +84,12 @@ pub struct SimParams {
     pub iterations: u32,
     /// How the iterations are run: accelerated (the default) or plain.
     pub acceleration: Acceleration,
+    /// Relative-update tolerance `τ` (dimensionless, `≥ 0`) of the local/global iterations: a
+    /// step stops iterating once `‖xᵏ⁺¹ − xᵏ‖ ≤ τ (‖xᵏ⁺¹ − x_t‖ + ε √n)` (the iteration's own
+    /// update small against the step's displacement, see `integrator::imex`), and
+    /// [`SimParams::iterations`] is then the most it runs. `0` (the default) runs exactly
+    /// `iterations`, the behaviour before tolerances existed.
+    pub iteration_tolerance: Real,
     /// Ether drag in `[0, 1]`: `0` keeps all velocity, `1` removes it every step. The inertial
     /// prediction is `y = x_t + α h v_t` with `α = 1 − damping` (Liu 2013 §4.1).
     pub damping: Real,
@@ -148,6 +154,7 @@ impl Default for SimParams {
             time_step: 1.0 / 120.0,
             iterations: DEFAULT_ITERATIONS,
             acceleration: Acceleration::Anderson,
+            iteration_tolerance: 0.0,
             damping: 0.0,
             relative_damping: 0.0,
             gravity: Vec3::new(0.0, 0.0, -9.81),
@@ -170,7 +177,8 @@ impl SimParams {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field when: `time_step` is not finite and positive;
-    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `far_field_interval` is 0 or above
+    /// `iterations` is 0 or above [`MAX_ITERATIONS`]; `iteration_tolerance` is negative or not
+    /// finite; `far_field_interval` is 0 or above
     /// [`MAX_FAR_FIELD_INTERVAL`]; `grid_points` is above
     /// [`MAX_GRID_POINTS`] (0 is valid: the adaptive grid); `field_tolerance` is outside
     /// [`MIN_FIELD_TOLERANCE`]`..=`[`MAX_FIELD_TOLERANCE`]; `damping` or `friction` is outside
@@ -184,6 +192,9 @@ impl SimParams {
         }
         if self.iterations == 0 || self.iterations > MAX_ITERATIONS {
             return bad("iterations", "must be in 1..=100000");
+        }
+        if !(self.iteration_tolerance.is_finite() && self.iteration_tolerance >= 0.0) {
+            return bad("iteration_tolerance", "must be finite and >= 0 (0 = a fixed iteration count)");
         }
         if !(0.0..=1.0).contains(&self.damping) {
             return bad("damping", "must be in [0, 1]");

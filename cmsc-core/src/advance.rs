@@ -1,0 +1,404 @@
+//! [`System::advance`]: advance by a duration in as many equal steps as the explicit part needs.
+//!
+//! The springs are implicit ([Paper](crate#references) Eq. (12)) and stable at any step; what
+//! limits `h` is what the step takes explicitly, at `x_t`: the Coulomb and external-charge
+//! forces `q_t + f_ext`, and how far the configuration moves within one step. Each call
+//! chooses `k ∈ {min, 2 min, 4 min, …}` (capped at `max`) steps of `h = T/k` for a duration
+//! `T`, the first that satisfies both bounds below, so the factorizations of `M + h²L` come
+//! from a small set of step lengths and are cached (see `integrator::imex`).
+//!
+//! # The charge bound
+//! An explicit force with stiffness `K_i = ‖∂F_i/∂x_i‖` on a mass `m_i` is resolved while
+//! `h √(K_i/m_i)` stays small (a harmonic oscillator under symplectic Euler is stable for
+//! `h ω < 2`; with attracting charges `K` is negative and the motion grows like `e^{ω t}`, which
+//! a step resolves only for `h ω ≲ 1`). The paper names this as its integrator's limitation
+//! (§5: low spring constants and high charge densities need high-frequency updating). For the
+//! Coulomb force of Eq. (8), `F_i = k_c q_i Σ_j q_j r_ij/|r_ij|³`, the pair block of the
+//! Jacobian is `k_c q_i q_j (I − 3 r̂ r̂ᵀ)/r³` with norm `2 k_c |q_i q_j| / r³`, so
+//!
+//! ```text
+//! K_i ≤ 2 k_c |q_i| ( Σ_j |q_j| / r_ij³ + Σ_e |Q_e| / |x_i − X_e|³ )
+//! ```
+//!
+//! (external charges `Q_e` at `X_e`; a uniform field has no stiffness). The sum is dominated by
+//! the nearest charges (on a sheet of spacing `a` it converges like `Σ 1/r³ ≈ 9/a³` on a square
+//! lattice, `11/a³` on a triangular one), so it is estimated from the mesh neighbours only:
+//! `Σ_j |q_j|/r_ij³ ≈` [`NEIGHBOUR_SUM_FACTOR`] `×` the sum over the vertices joined to `i` by
+//! a spring (at the current distance, at least the softening length). Charges on other parts
+//! that come close are not seen by this estimate; a step they make diverge is caught by the
+//! retry below. Then `h_q = c_q min_i √(m_i / K_i)` over free vertices, with `|q_i|`, `|q_j|`,
+//! `|Q_e|` the larger of their values at the start and at the end of the call.
+//!
+//! # The motion bound
+//! The force at `x_t` holds for the whole step, and implicit Euler damps a mode of frequency
+//! `ω` by `(1 + ω²h²)^{-1/2}` per step: accuracy asks that a step moves each vertex, relative to
+//! the mean motion, by a small fraction of the object's size `L` (bounding-box diagonal):
+//! `h_v = c_v L / max_i |u_i − ū|`, with `u_i = v_i` for free vertices, the pin's displacement
+//! over the call divided by `T` for pinned ones, `ū` their mass-weighted mean.
+//!
+//! # Retries
+//! If a step at the chosen `k` diverges ([`Error::Diverged`]: a non-finite state or the runaway
+//! guard of `step.rs`), the whole call is redone from the saved start with `2k` steps (up to
+//! `max`); only then does the error reach the caller, the state at the call's start.
+
+use crate::error::{Error, Result};
+use crate::fields::ExternalField;
+use crate::math::{Real, Vec3};
+use crate::model::Integrator;
+use crate::system::System;
+
+/// Largest `max_steps` [`System::advance`] accepts: 1024 steps per call (per frame, 1/24 s:
+/// steps of 41 µs), far beyond what a frame needs; more would let a runaway input cost hours.
+pub const MAX_ADVANCE_STEPS: u32 = 1024;
+
+/// `c_q` of the charge bound `h ≤ c_q min_i √(m_i/K_i)` (module docs), dimensionless: `hω ≤ 1`,
+/// half the stability limit of symplectic Euler for a repulsive pair (`hω < 2`) and the step
+/// that resolves the growth `e^{ωt}` of an attracting one. Measured with
+/// `examples/step_economy.rs` on the 10K hanging cloth (10 µC): 0.5 made the cloth at rest take
+/// 4 steps per frame with no gain in accuracy there; from 2 the bound no longer acted at all.
+pub const CHARGE_STEP_FACTOR: Real = 1.0;
+
+/// `c_v` of the motion bound `h ≤ c_v L / max |u_i − ū|` (module docs): the largest fraction of
+/// the object's size a vertex may move, relative to the mean motion, in one step. Measured with
+/// `examples/step_economy.rs` on the 10K swinging charged cloth against the converged bake
+/// (20 steps × 30 iterations per frame), error at frames 30/60 and mean steps per frame:
+/// 0.02: 6.1 %/4.8 %, 3.2; 0.01: 2.7 %/1.4 %, 6.4; 0.007: 1.6 %/1.1 %, 9.4; 0.005: 0.8 %/1.1 %,
+/// 13.1 (the fixed 5 steps of 6 iterations: 4.8 %/3.5 %). 0.007 is the largest within 2 %.
+pub const MOTION_STEP_FACTOR: Real = 0.007;
+
+/// The iteration tolerance `τ` ([`crate::SimParams::iteration_tolerance`]) recommended with
+/// [`System::advance`] (a new system runs a fixed count, `τ = 0`). Measured with
+/// `examples/step_economy.rs` on the 10K swinging cloth (at most 10 iterations, `c_v` = 0.01):
+/// `τ` = 1e-3 ran 3.7 iterations per step for 2.7 %/1.4 % error at frames 30/60, 1e-2 ran 2.0
+/// for 3.4 %/2.8 %.
+pub const RECOMMENDED_ITERATION_TOLERANCE: Real = 1e-3;
+
+/// `Σ_j |q_j|/r_ij³` over all charges relative to its sum over the spring neighbours, for the
+/// charge bound: 9.0/4 on a square lattice (4 neighbours), 11.0/6 on a triangular one; 2.5 is
+/// above both and leaves some room for the rest of the mesh.
+pub const NEIGHBOUR_SUM_FACTOR: Real = 2.5;
+
+/// The factors of the two step bounds of [`System::advance`] (module docs); the defaults are
+/// [`CHARGE_STEP_FACTOR`] and [`MOTION_STEP_FACTOR`]. `Real::INFINITY` turns a bound off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepBounds {
+    /// `c_q` (dimensionless).
+    pub charge: Real,
+    /// `c_v` (dimensionless).
+    pub motion: Real,
+}
+
+impl Default for StepBounds {
+    fn default() -> Self {
+        StepBounds { charge: CHARGE_STEP_FACTOR, motion: MOTION_STEP_FACTOR }
+    }
+}
+
+/// What the last [`System::step_n`] or [`System::advance`] call did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallCounts {
+    /// Steps committed.
+    pub steps: u32,
+    /// Local/global iterations run in the committed steps ([`crate::StepCounts::iterations`]).
+    pub iterations: u64,
+    /// Whole-call retries after a diverged step ([`System::advance`] only).
+    pub retries: u32,
+}
+
+/// The inputs in force at the end of the last step, recorded by the first edit after it (what
+/// [`System::advance`] ramps from); `None` where nothing was edited since.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Before {
+    pub charge: Option<Vec<Real>>,
+    pub external: Option<ExternalField>,
+}
+
+/// The inputs of one call, from their values at its start to those set for its end.
+struct Ramp {
+    charge: Option<(Vec<Real>, Vec<Real>)>,
+    external: Option<(ExternalField, ExternalField)>,
+    pins: (Vec<Vec3>, Vec<Vec3>),
+    mesh: Option<(Vec<Vec3>, Vec<Vec3>)>,
+}
+
+/// `a + (b − a) s`, exactly `b` at `s = 1`.
+fn lerp<T>(a: T, b: T, s: Real) -> T
+where
+    T: Copy + std::ops::Sub<Output = T> + std::ops::Add<Output = T> + std::ops::Mul<Real, Output = T>,
+{
+    if s == 1.0 {
+        b
+    } else {
+        a + (b - a) * s
+    }
+}
+
+fn lerp_vec3s(a: &[Vec3], b: &[Vec3], s: Real) -> Vec<Vec3> {
+    a.iter().zip(b).map(|(a, b)| lerp(*a, *b, s)).collect()
+}
+
+impl Ramp {
+    /// The endpoints of every input edited since the last step.
+    fn new(sys: &System) -> Self {
+        let model = &sys.model;
+        let pins = &model.pins;
+        let from_pins = pins.indices.iter().map(|&i| sys.state.x[i as usize]).collect();
+        Ramp {
+            // values set before the first step are in force from its start
+            charge: sys
+                .before
+                .charge
+                .clone()
+                .filter(|_| sys.state.steps > 0)
+                .map(|q| (q, model.charge.clone())),
+            external: sys
+                .before
+                .external
+                .clone()
+                .filter(|_| sys.state.steps > 0)
+                .map(|e| (e, model.external.clone())),
+            pins: (from_pins, pins.targets.clone()),
+            mesh: model.mesh_colliders.pending_move(sys.state.steps),
+        }
+    }
+
+    /// Sets the inputs of `sys` to their values at the fraction `s` of the call.
+    fn apply(&self, sys: &mut System, s: Real) -> Result<()> {
+        if let Some((a, b)) = &self.charge {
+            let q: Vec<Real> = a.iter().zip(b).map(|(a, b)| lerp(*a, *b, s)).collect();
+            if q != sys.model.charge {
+                sys.model.charge = q;
+                sys.stepper.sources_edited();
+            }
+        }
+        if let Some((a, b)) = &self.external {
+            let mut e = b.clone();
+            e.uniform = lerp(a.uniform, b.uniform, s);
+            if a.charges.len() == b.charges.len() {
+                for ((e, a), b) in e.charges.iter_mut().zip(&a.charges).zip(&b.charges) {
+                    e.position = lerp(a.position, b.position, s);
+                    e.charge = lerp(a.charge, b.charge, s);
+                }
+            }
+            sys.model.external = e;
+            sys.stepper.state_edited();
+        }
+        sys.model.pins.targets = lerp_vec3s(&self.pins.0, &self.pins.1, s);
+        if let Some((a, b)) = &self.mesh {
+            sys.model.mesh_colliders =
+                sys.model.mesh_colliders.moved(&lerp_vec3s(a, b, s), sys.state.steps)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the inputs (not the obstacles, restored with the state) to their values as set.
+    fn set_final(&self, sys: &mut System) {
+        if let Some((_, b)) = &self.charge {
+            sys.model.charge.clone_from(b);
+            sys.stepper.sources_edited();
+        }
+        if let Some((_, b)) = &self.external {
+            sys.model.external = b.clone();
+        }
+        sys.model.pins.targets.clone_from(&self.pins.1);
+    }
+
+    /// The largest step the charges allow (s), module docs.
+    fn charge_bound(&self, sys: &System, factor: Real) -> Real {
+        let model = &sys.model;
+        let x = &sys.state.x;
+        let q = |i: usize| match &self.charge {
+            Some((a, b)) => a[i].abs().max(b[i].abs()),
+            None => model.charge[i].abs(),
+        };
+        let eps = model.softening();
+        let mut near = vec![0.0; x.len()]; // Σ_j |q_j| / r_ij³ over spring neighbours
+        for &[a, b] in model.springs.ends() {
+            let (a, b) = (a as usize, b as usize);
+            let r3 = (x[a] - x[b]).norm().max(eps).powi(3);
+            near[a] += q(b) / r3;
+            near[b] += q(a) / r3;
+        }
+        let externals: Vec<_> = match &self.external {
+            Some((a, b)) => a.charges.iter().chain(&b.charges).copied().collect(),
+            None => model.external.charges.clone(),
+        };
+        let k_c = model.params.coulomb_constant;
+        let mut h: Real = Real::INFINITY;
+        for (i, &s) in near.iter().enumerate().filter(|&(i, _)| !model.pins.pinned[i]) {
+            let far: Real =
+                externals.iter().map(|e| e.charge.abs() / (x[i] - e.position).norm().max(eps).powi(3)).sum();
+            let stiffness = 2.0 * k_c * q(i) * (NEIGHBOUR_SUM_FACTOR * s + far);
+            if stiffness > 0.0 {
+                h = h.min(factor * (model.mass[i] / stiffness).sqrt());
+            }
+        }
+        h
+    }
+
+    /// The largest step the motion allows (s) over a call of `seconds`, module docs.
+    fn motion_bound(&self, sys: &System, seconds: Real, factor: Real) -> Real {
+        let (model, x) = (&sys.model, &sys.state.x);
+        let mut u = sys.state.v.clone();
+        for ((&i, a), b) in model.pins.indices.iter().zip(&self.pins.0).zip(&self.pins.1) {
+            u[i as usize] = (b - a) / seconds;
+        }
+        let total: Real = model.mass.iter().sum();
+        let mean = u.iter().zip(&model.mass).map(|(u, m)| u * *m).fold(Vec3::zeros(), |s, t| s + t) / total;
+        let fastest = u.iter().map(|u| (u - mean).norm()).fold(0.0, Real::max);
+        let (lo, hi) = x.iter().fold((x[0], x[0]), |(lo, hi), p| (lo.inf(p), hi.sup(p)));
+        let size = (hi - lo).norm();
+        if fastest > 0.0 && size > 0.0 {
+            factor * size / fastest
+        } else {
+            Real::INFINITY
+        }
+    }
+}
+
+/// What a retry restores: the state, the obstacles, and what the stepper keeps across steps.
+struct Checkpoint {
+    state: crate::state::State,
+    mesh: crate::collision::MeshColliders,
+    kept: crate::step::Kept,
+}
+
+impl System {
+    /// Advances the system by `seconds` in `k` equal steps `h = seconds / k`, `k` chosen per
+    /// call from `min_steps · {1, 2, 4, …}` capped at `max_steps` by the charge and motion
+    /// bounds of the [module docs](crate::advance) ([`System::set_step_bounds`]); returns `k`.
+    ///
+    /// Inputs set since the last step (charges, external charges and uniform field, pin
+    /// targets, mesh-obstacle moves) are reached linearly over the call: step `j` of `k` uses
+    /// the fraction `(j + 1)/k` between the value in force at the call's start and the value
+    /// set (external charges are interpolated only when their count did not change; otherwise
+    /// the new ones hold from the first step). Values set before the system's first step are
+    /// in force from its start. [`SimParams::time_step`](crate::SimParams) stays
+    /// the step of [`System::step`]. With [`Integrator::ImexLowDissipation`], a call whose
+    /// energy safeguard halved a step makes the next call take at least twice its steps.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `seconds` is not finite and positive, `min_steps` is 0
+    /// or above `max_steps`, or `max_steps` is above [`MAX_ADVANCE_STEPS`] (nothing changes).
+    /// [`Error::Diverged`] when a step diverged even at `max_steps` steps (after retries with
+    /// `2k`, `4k`, … steps from the saved start); the state is then the call's start, the
+    /// inputs as set. Factorization and field backend errors, the state at the call's start.
+    pub fn advance(&mut self, seconds: Real, min_steps: u32, max_steps: u32) -> Result<u32> {
+        check_advance(seconds, min_steps, max_steps)?;
+        let ramp = Ramp::new(self);
+        let floor = self.advance_floor.clamp(min_steps, max_steps);
+        let h_max = ramp.charge_bound(self, self.step_bounds.charge).min(ramp.motion_bound(
+            self,
+            seconds,
+            self.step_bounds.motion,
+        ));
+        let mut k = floor;
+        while k < max_steps && seconds / k as Real > h_max {
+            k = k.saturating_mul(2).min(max_steps);
+        }
+        let start = Checkpoint {
+            state: self.state.clone(),
+            mesh: self.model.mesh_colliders.clone(),
+            kept: self.stepper.kept(),
+        };
+        let h_step = self.model.params.time_step;
+        self.last_call = CallCounts::default();
+        let result = loop {
+            match self.run_steps(&ramp, seconds, k) {
+                Err(Error::Diverged { .. }) if k < max_steps => {
+                    self.restore_checkpoint(&start);
+                    self.last_call.retries += 1;
+                    k = k.saturating_mul(2).min(max_steps);
+                }
+                Err(e) => {
+                    self.restore_checkpoint(&start);
+                    break Err(e);
+                }
+                Ok(halved) => break Ok(halved),
+            }
+        };
+        self.model.params.time_step = h_step;
+        match result {
+            Ok(halved) => {
+                // the last step ran with the inputs as set, exactly
+                self.before = Before::default();
+                let low = self.model.params.integrator == Integrator::ImexLowDissipation;
+                self.advance_floor = if low && halved { k.saturating_mul(2) } else { self.advance_floor / 2 };
+                Ok(k)
+            }
+            Err(e) => {
+                ramp.set_final(self); // the state at the call's start, the inputs as set
+                Err(e)
+            }
+        }
+    }
+
+    /// `k` steps of `seconds / k` with the inputs ramped; whether the low-dissipation
+    /// safeguard halved any of them.
+    fn run_steps(&mut self, ramp: &Ramp, seconds: Real, k: u32) -> Result<bool> {
+        self.model.params.time_step = seconds / k as Real;
+        let mut halved = false;
+        self.last_call.steps = 0;
+        self.last_call.iterations = 0;
+        for j in 0..k {
+            ramp.apply(self, (j + 1) as Real / k as Real)?;
+            self.stepper.step(&self.model, &mut self.state)?;
+            let counts = self.stepper.counts();
+            halved |= counts.attempts > counts.substeps;
+            self.last_call.steps += 1;
+            self.last_call.iterations += u64::from(counts.iterations);
+        }
+        Ok(halved)
+    }
+
+    fn restore_checkpoint(&mut self, start: &Checkpoint) {
+        self.state.clone_from(&start.state);
+        self.model.mesh_colliders = start.mesh.clone();
+        self.stepper.restore(&start.kept);
+    }
+
+    /// Sets the factors of the step bounds of [`System::advance`] (module docs of
+    /// [`crate::advance`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`bounds`) when a factor is not positive (∞ is allowed: no
+    /// bound).
+    pub fn set_step_bounds(&mut self, bounds: StepBounds) -> Result<()> {
+        if !(bounds.charge > 0.0 && bounds.motion > 0.0) {
+            return Err(Error::invalid("bounds", None, "factors must be > 0 (infinity: no bound)"));
+        }
+        self.step_bounds = bounds;
+        Ok(())
+    }
+
+    /// What the last [`System::step_n`] or [`System::advance`] call did: steps, iterations,
+    /// retries.
+    pub fn last_call_counts(&self) -> CallCounts {
+        self.last_call
+    }
+}
+
+/// [`System::advance`]'s argument checks.
+fn check_advance(seconds: Real, min_steps: u32, max_steps: u32) -> Result<()> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(Error::invalid("seconds", None, format!("{seconds} is not a finite duration > 0 s")));
+    }
+    if min_steps == 0 {
+        return Err(Error::invalid("min_steps", None, "must be at least 1"));
+    }
+    if min_steps > max_steps {
+        return Err(Error::invalid(
+            "min_steps",
+            None,
+            format!("{min_steps} is above max_steps = {max_steps}"),
+        ));
+    }
+    if max_steps > MAX_ADVANCE_STEPS {
+        return Err(Error::invalid(
+            "max_steps",
+            None,
+            format!("{max_steps} is above the limit of {MAX_ADVANCE_STEPS} steps per call"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! `System::advance` (issue 29): the step count follows the charges (rises with their strength,
+//! falls back when they fade), a fixed count equals as many `step`s, inputs set between calls
+//! are ramped linearly over the steps, bad arguments change nothing; and the iteration
+//! tolerance stops early on a calm cloth within its accuracy of a converged step.
+
+use cmsc_core::shapes::grid;
+use cmsc_core::{
+    springs_from_triangles, Error, FieldMethod, SimParams, StepBounds, System, Vec3, MAX_ADVANCE_STEPS,
+};
+
+const SIDE: u32 = 12;
+const FRAME: f64 = 1.0 / 24.0;
+
+/// A horizontal `SIDE × SIDE` cloth 1 m wide, 10 g per vertex, structural/bending springs of
+/// 100/10 N/m, its top row pinned, gravity, exact Coulomb, no charges yet.
+fn cloth(iterations: u32) -> (System, Vec<u32>) {
+    let mesh = grid(SIDE, SIDE, 1.0 / (SIDE - 1) as f64);
+    let n = mesh.positions.len();
+    let (ends, k) = springs_from_triangles(n, &mesh.triangles).unwrap().with_stiffness(100.0, 10.0);
+    let params = SimParams { iterations, coulomb: FieldMethod::Direct, ..SimParams::default() };
+    let mut sys = System::new(&mesh.positions, &vec![0.01; n], &ends, &k, params).unwrap();
+    let top: Vec<u32> = (0..n as u32).filter(|&i| mesh.positions[i as usize].y > 1.0 - 1e-9).collect();
+    sys.set_pins(&top).unwrap();
+    (sys, top)
+}
+
+fn charge(sys: &mut System, per_vertex: f64) {
+    let n = sys.n_vertices();
+    sys.set_charges(&vec![per_vertex; n]).unwrap();
+}
+
+#[test]
+fn steps_rise_with_the_charge_and_fall_back_when_it_fades() {
+    let (mut sys, _) = cloth(6);
+    // the charge bound alone (the motion the charges cause would also ask for steps)
+    sys.set_step_bounds(StepBounds { motion: f64::INFINITY, ..StepBounds::default() }).unwrap();
+    charge(&mut sys, 1e-9);
+    let weak = sys.advance(FRAME, 1, 256).unwrap();
+    assert_eq!(sys.advance(FRAME, 1, 256).unwrap(), weak, "same charges, same steps");
+    charge(&mut sys, 5e-7);
+    let strong = sys.advance(FRAME, 1, 256).unwrap();
+    assert!(strong >= 4 * weak, "0.5 µC per vertex: {strong} steps, 1 nC: {weak}");
+    charge(&mut sys, 1e-8);
+    // this call ramps from the strong charges: still resolved for them
+    assert!(sys.advance(FRAME, 1, 256).unwrap() >= strong / 2);
+    let faded = sys.advance(FRAME, 1, 256).unwrap();
+    assert!(faded < strong / 2, "faded to 10 nC: {faded} steps, at 0.5 µC: {strong}");
+    // min_steps is the least, max_steps the most
+    assert_eq!(sys.advance(FRAME, 3, 256).unwrap(), 3);
+    charge(&mut sys, 5e-7);
+    sys.advance(FRAME, 1, 1).unwrap();
+    assert_eq!(sys.advance(FRAME, 1, 2).unwrap(), 2);
+    assert_eq!(sys.advance(FRAME, 3, 5).unwrap(), 5, "3 · 2 passes 5: k = max_steps");
+}
+
+#[test]
+fn a_calm_cloth_takes_min_steps_and_a_swinging_one_more() {
+    let (mut sys, _) = cloth(6);
+    assert_eq!(sys.advance(FRAME, 1, 64).unwrap(), 1, "at rest");
+    let mut most = 0;
+    for _ in 0..12 {
+        most = most.max(sys.advance(FRAME, 1, 64).unwrap());
+    }
+    assert!(most >= 4, "a cloth falling from horizontal swings: {most} steps at most");
+}
+
+#[test]
+fn a_fixed_count_equals_as_many_steps() {
+    let k = 4;
+    let (mut a, _) = stepped_once(2e-7, k);
+    let (mut b, _) = stepped_once(2e-7, k);
+    a.set_params(SimParams { time_step: 1.0 / 120.0, ..a.params().clone() }).unwrap();
+    let h = a.params().time_step;
+    for _ in 0..3 {
+        assert_eq!(a.advance(FRAME, k, k).unwrap(), k);
+        b.step_n(k).unwrap();
+    }
+    let gap = a.positions().iter().zip(b.positions()).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+    assert!(gap == 0.0, "advance(k, k) vs k steps: {gap} m apart");
+    assert!(a.velocities() == b.velocities());
+    assert_eq!(a.step_count(), b.step_count());
+    assert_eq!(a.params().time_step, h, "time_step is still the step of `step`");
+    assert_eq!(a.last_call_counts().steps, k);
+    assert_eq!(a.last_call_counts().iterations, u64::from(k) * 6);
+}
+
+/// `a + (b − a) s` as `advance` ramps (exactly `b` at `s = 1`).
+fn lerp(a: f64, b: f64, s: f64) -> f64 {
+    if s == 1.0 {
+        b
+    } else {
+        a + (b - a) * s
+    }
+}
+
+/// A cloth charged with `q0` after one step of 1/120 s; its steps are `FRAME / k` from then on
+/// unless `advance` chooses.
+fn stepped_once(q0: f64, k: u32) -> (System, Vec<u32>) {
+    let (mut sys, pins) = cloth(6);
+    charge(&mut sys, q0);
+    sys.step().unwrap();
+    sys.set_params(SimParams { time_step: FRAME / k as f64, ..sys.params().clone() }).unwrap();
+    (sys, pins)
+}
+
+#[test]
+fn pin_targets_charges_and_field_are_ramped_linearly() {
+    let k = 4;
+    let (q0, q1) = (1e-8, 4e-7);
+    let (e0, e1) = (Vec3::zeros(), Vec3::new(0.0, 0.0, 2e4));
+    let (mut a, pins) = stepped_once(q0, k);
+    let (mut b, _) = stepped_once(q0, k);
+    let (mut c, _) = stepped_once(q0, k);
+    let start: Vec<Vec3> = pins.iter().map(|&i| a.positions()[i as usize]).collect();
+    let targets: Vec<Vec3> = start.iter().map(|p| p + Vec3::new(0.2, 0.0, 0.1)).collect();
+    for sys in [&mut a, &mut c] {
+        sys.set_pin_targets(&targets).unwrap();
+        charge(sys, q1);
+        sys.set_uniform_field(e1).unwrap();
+    }
+    assert_eq!(a.advance(FRAME, k, k).unwrap(), k);
+    for j in 0..k {
+        let s = (j + 1) as f64 / k as f64;
+        let t: Vec<Vec3> =
+            start.iter().zip(&targets).map(|(p, t)| p.zip_map(t, |p, t| lerp(p, t, s))).collect();
+        b.set_pin_targets(&t).unwrap();
+        charge(&mut b, lerp(q0, q1, s));
+        b.set_uniform_field(e0.zip_map(&e1, |x, y| lerp(x, y, s))).unwrap();
+        b.step().unwrap();
+    }
+    let gap = a.positions().iter().zip(b.positions()).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+    assert!(gap < 1e-12, "advance vs hand-ramped steps: {gap} m apart");
+    for (&i, t) in pins.iter().zip(&targets) {
+        assert_eq!(a.positions()[i as usize], *t, "the pins end on the targets set");
+    }
+    // the inputs jumping to their new values at the first step move the cloth differently
+    c.step_n(k).unwrap();
+    let jump = a.positions().iter().zip(c.positions()).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+    assert!(jump > 1e-4, "ramped and jumped inputs differ: {jump} m");
+}
+
+#[test]
+fn bad_arguments_change_nothing() {
+    let (mut sys, _) = cloth(6);
+    charge(&mut sys, 1e-7);
+    sys.advance(FRAME, 1, 8).unwrap();
+    let (x, v, t, steps, params) = (
+        sys.positions().to_vec(),
+        sys.velocities().to_vec(),
+        sys.time(),
+        sys.step_count(),
+        sys.params().clone(),
+    );
+    for (seconds, min, max, name) in [
+        (0.0, 1, 8, "seconds"),
+        (-FRAME, 1, 8, "seconds"),
+        (f64::NAN, 1, 8, "seconds"),
+        (f64::INFINITY, 1, 8, "seconds"),
+        (FRAME, 0, 8, "min_steps"),
+        (FRAME, 9, 8, "min_steps"),
+        (FRAME, 1, MAX_ADVANCE_STEPS + 1, "max_steps"),
+    ] {
+        match sys.advance(seconds, min, max) {
+            Err(Error::InvalidArgument { name: got, .. }) => {
+                assert_eq!(got, name, "({seconds}, {min}, {max})")
+            }
+            other => panic!("({seconds}, {min}, {max}): {other:?}"),
+        }
+        assert_eq!((sys.positions(), sys.velocities()), (&x[..], &v[..]));
+        assert_eq!((sys.time(), sys.step_count(), sys.params()), (t, steps, &params));
+    }
+    assert!(sys.set_iteration_tolerance(-1e-3).is_err());
+    assert!(sys.set_iteration_tolerance(f64::NAN).is_err());
+    assert_eq!(sys.params().iteration_tolerance, 0.0);
+}
+
+/// Distance between two position sets relative to the step's displacement from `x_t`.
+fn relative_gap(a: &[Vec3], b: &[Vec3], x_t: &[Vec3]) -> f64 {
+    let gap: f64 = a.iter().zip(b).map(|(p, q)| (p - q).norm_squared()).sum();
+    let step: f64 = b.iter().zip(x_t).map(|(p, q)| (p - q).norm_squared()).sum();
+    (gap / step).sqrt()
+}
+
+#[test]
+fn a_tolerance_stops_early_on_a_calm_cloth_within_its_accuracy() {
+    let tolerance = 1e-3;
+    let calm = || {
+        let (mut sys, _) = cloth(30);
+        sys.set_relative_damping(5.0).unwrap();
+        sys.step_n(240).unwrap(); // 2 s: it hangs, nearly still
+        sys
+    };
+    let (mut converged, mut early) = (calm(), calm());
+    assert_eq!(early.last_call_counts().iterations, 240 * 30, "no tolerance: every iteration");
+    let x_t = early.positions().to_vec();
+    converged.step().unwrap();
+    early.set_iteration_tolerance(tolerance).unwrap();
+    early.step().unwrap();
+    let taken = early.last_step_counts().iterations;
+    assert!(taken < 30, "{taken} iterations on a calm cloth");
+    let gap = relative_gap(early.positions(), converged.positions(), &x_t);
+    assert!(gap < 10.0 * tolerance, "{gap} from the 30-iteration step ({taken} iterations)");
+    assert!(gap > 0.0, "stopped early, so not the same step");
+}
+
+#[test]
+fn a_diverging_call_is_redone_with_more_steps() {
+    // no bounds: the first try takes min_steps, and 100 µC per vertex throws the cloth apart in
+    // one step of a frame
+    let bounds = StepBounds { charge: f64::INFINITY, motion: f64::INFINITY };
+    let (mut once, _) = cloth(6);
+    once.set_step_bounds(bounds).unwrap();
+    charge(&mut once, 1e-4);
+    let (x, steps) = (once.positions().to_vec(), once.step_count());
+    match once.advance(FRAME, 1, 1) {
+        Err(Error::Diverged { .. }) => {}
+        other => panic!("one step of a frame at 100 µC: {other:?}"),
+    }
+    assert_eq!((once.positions(), once.step_count()), (&x[..], steps), "the call's start kept");
+    assert_eq!(once.params().time_step, 1.0 / 120.0);
+    let k = once.advance(FRAME, 1, 256).unwrap();
+    assert!(k > 1, "redone with {k} steps");
+    assert!(once.last_call_counts().retries >= 1);
+    assert_eq!(once.step_count(), steps + u64::from(k), "only the kept try's steps count");
+}
