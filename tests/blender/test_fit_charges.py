@@ -10,9 +10,11 @@ TRUTH = {"top": 1.0, "bottom": 0.5}  # µC
 FRAME = 6
 
 
-def two_group_sphere(tmp):
+def two_group_sphere(tmp, defaults=False):
     """A sphere whose top and bottom halves carry different charges; the target shape key is
-    its baked shape at FRAME with the true charges. Returns the object with wrong charges."""
+    its baked shape at FRAME with the true charges. Returns the object with wrong charges.
+    Baked with fixed substeps and converged iterations, the motion the fit models exactly, or
+    with `defaults` as a new object bakes (adaptive substeps, iterations to a tolerance)."""
     obj = charged_sphere(tmp, "ball", charge=1.0, frames=FRAME)
     obj.location = (0.3, -0.2, 1.0)  # world ≠ object space
     obj.rotation_euler = (0.3, 0.0, 0.5)
@@ -26,10 +28,12 @@ def two_group_sphere(tmp):
         assert bpy.ops.cmsc.charge_group_add() == {"FINISHED"}
         s.charge_groups[name].distribution = "PER_VERTEX"
         s.charge_groups[name].charge = charge
-    # the fit differentiates plain local/global iterations and the bake runs accelerated ones:
-    # converged far enough, both are the same implicit step (at the default 6 they differ by
-    # about 1 % in the fitted charges)
-    s.iterations = 40
+    if not defaults:
+        # the fit differentiates Substeps plain local/global iterations per frame and the bake
+        # runs accelerated ones: converged far enough, both are the same implicit step (at the
+        # default 6 they differ by about 1 % in the fitted charges)
+        s.adaptive_substeps = False
+        s.iterations = 40
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     sample = read_pc2(s.cache_path)[FRAME - 1]
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
@@ -59,6 +63,18 @@ def test_fit_recovers_the_charges_of_all_groups(scene):
     for name, truth in TRUTH.items():
         assert charges(obj)[name] == pytest.approx(truth, rel=1e-3), charges(obj)
     assert obj.animation_data is None, "no keyframes unless asked"
+
+
+def test_a_fit_to_a_bake_at_the_defaults_recovers_its_charges_within_one_percent(scene):
+    sc, tmp = scene
+    obj = two_group_sphere(tmp, defaults=True)
+    assert obj.cmsc.adaptive_substeps
+    obj.cmsc.charge_groups["top"].charge = 0.5
+    obj.cmsc.charge_groups["bottom"].charge = 0.8
+    assert bpy.ops.cmsc.fit_charges(shape_key="target", frame=FRAME) == {"FINISHED"}
+    print(f"fitted to a bake at the defaults: {charges(obj)}, truth {TRUTH}")
+    for name, truth in TRUTH.items():
+        assert charges(obj)[name] == pytest.approx(truth, rel=1e-2), charges(obj)
 
 
 def test_fit_solves_only_the_ticked_group_and_keyframes_it(scene):
