@@ -64,7 +64,7 @@ def test_objects_with_different_settings_bake_at_the_finest_step_and_say_so(scen
     left.cmsc.frame_end, right.cmsc.frame_end = 12, 8
     bpy.context.view_layer.objects.active = left
     text = draw(panels.CMSC_PT_main).text()
-    assert "Bakes together with right: frames 1–12, 5 substeps" in text, text
+    assert "Bakes together with right: frames 1–12, 5–32 adaptive substeps, up to 6 iterations" in text, text
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     assert len(read_pc2(left.cmsc.cache_path)) == len(read_pc2(right.cmsc.cache_path)) == 12
 
