@@ -20,7 +20,8 @@
 //! K_i ≤ 2 k_c |q_i| ( Σ_j |q_j| / r_ij³ + Σ_e |Q_e| / |x_i − X_e|³ )
 //! ```
 //!
-//! (external charges `Q_e` at `X_e`; a uniform field has no stiffness). The sum is dominated by
+//! (external charges `Q_e` at `X_e`; a uniform field has no stiffness). With
+//! [`Integrator::Verlet`] the springs are explicit as well and add at most `2 Σ_s k_s` to `K_i`. The sum is dominated by
 //! the nearest charges (on a sheet of spacing `a` it converges like `Σ 1/r³ ≈ 9/a³` on a square
 //! lattice, `11/a³` on a triangular one), so it is estimated from the mesh neighbours only:
 //! `Σ_j |q_j|/r_ij³ ≈` [`NEIGHBOUR_SUM_FACTOR`] `×` the sum over the vertices joined to `i` by
@@ -213,12 +214,18 @@ impl Ramp {
         };
         let eps = model.softening();
         let mut near = vec![0.0; x.len()]; // Σ_j |q_j| / r_ij³ over spring neighbours
-        for &[a, b] in model.springs.ends() {
+        let mut k_sum = vec![0.0; x.len()]; // Σ_s k_s at each vertex (explicit springs: Verlet)
+        for (&[a, b], &k) in model.springs.ends().iter().zip(model.springs.stiffness()) {
             let (a, b) = (a as usize, b as usize);
             let r3 = (x[a] - x[b]).norm().max(eps).powi(3);
             near[a] += q(b) / r3;
             near[b] += q(a) / r3;
+            k_sum[a] += k;
+            k_sum[b] += k;
         }
+        // Verlet takes the springs explicitly too: their stiffness at i is at most 2 Σ_s k_s
+        // (Gershgorin), stable for h ω < 2
+        let verlet = if model.params.integrator == Integrator::Verlet { 2.0 } else { 0.0 };
         let externals: Vec<_> = match &self.external {
             Some((a, b)) => a.charges.iter().chain(&b.charges).copied().collect(),
             None => model.external.charges.clone(),
@@ -228,7 +235,7 @@ impl Ramp {
         for (i, &s) in near.iter().enumerate().filter(|&(i, _)| !model.pins.pinned[i]) {
             let far: Real =
                 externals.iter().map(|e| e.charge.abs() / (x[i] - e.position).norm().max(eps).powi(3)).sum();
-            let stiffness = 2.0 * k_c * q(i) * (NEIGHBOUR_SUM_FACTOR * s + far);
+            let stiffness = 2.0 * k_c * q(i) * (NEIGHBOUR_SUM_FACTOR * s + far) + verlet * k_sum[i];
             if stiffness > 0.0 {
                 h = h.min(factor * (model.mass[i] / stiffness).sqrt());
             }
