@@ -14,7 +14,8 @@
 //!
 //! Run: `RAYON_NUM_THREADS=2 cargo run --release -p cmsc-core --example step_economy -- [--n 10000]
 //! [--frames 60] [--charge 10] [--min 1] [--max 32] [--tol 1e-3] [--iters 10] [--motion 0.01]
-//! [--charge-factor 0.5] [--skip-fixed]`.
+//! [--charge-factor 1] [--fixed 5] [--skip-fixed]`. `--fixed K` sets the fixed schedule's steps per
+//! frame (6 iterations each).
 
 use std::time::Instant;
 
@@ -134,6 +135,7 @@ fn main() {
     };
     let cache = arg("--cache", "/tmp".to_string());
     let skip_fixed = std::env::args().any(|a| a == "--skip-fixed");
+    let fixed_steps: u32 = arg("--fixed", 5);
 
     let reference = reference(n, charge, frames, &cache);
     println!(
@@ -142,12 +144,12 @@ fn main() {
     println!("| schedule | steps/frame mean (most) | iterations/step | ms/frame | error f30 | error f60 |");
     println!("|---|---|---|---|---|---|");
     if !skip_fixed {
-        let mut fixed = scene(n, charge, FRAME / 5.0, 6);
+        let mut fixed = scene(n, charge, FRAME / fixed_steps as Real, 6);
         let r = run(&mut fixed, frames, |s| {
-            s.step_n(5).unwrap();
-            5
+            s.step_n(fixed_steps).unwrap();
+            fixed_steps
         });
-        report("fixed 5 × 6", &r, &reference);
+        report(&format!("fixed {fixed_steps} × 6"), &r, &reference);
     }
     let mut adaptive = scene(n, charge, FRAME / 5.0, iters);
     adaptive.set_iteration_tolerance(tol).unwrap();
