@@ -87,8 +87,8 @@ pub const CHARGE_STEP_FACTOR: Real = 1.0;
 /// the object's size a vertex may move, relative to the mean motion, in one step. Measured with
 /// `examples/step_economy.rs` on the 10K swinging charged cloth against the converged bake
 /// (20 steps × 30 iterations per frame), error at frames 30/60 and mean steps per frame:
-/// 0.02: 6.1 %/4.8 %, 3.2; 0.01: 2.7 %/1.4 %, 6.4; 0.007: 1.6 %/1.1 %, 9.4; 0.005: 0.8 %/1.1 %,
-/// 13.1 (the fixed 5 steps of 6 iterations: 4.8 %/3.5 %). 0.007 is the largest within 2 %.
+/// 0.02: 5.6 %/4.2 %, 3.4; 0.01: 2.7 %/1.4 %, 6.4; 0.007: 1.6 %/1.1 %, 9.4; 0.005 (with `c_q` =
+/// 2): 0.8 %/1.1 %, 13.1 (the fixed 5 steps of 6 iterations: 4.8 %/3.5 %). 0.007 is the largest within 2 %.
 pub const MOTION_STEP_FACTOR: Real = 0.007;
 
 /// The iteration tolerance `τ` ([`crate::SimParams::iteration_tolerance`]) recommended with
