@@ -141,9 +141,10 @@ fn main() {
     let skip_fixed = std::env::args().any(|a| a == "--skip-fixed");
     let fixed_steps: u32 = arg("--fixed", 5);
 
-    let reference = reference(n, charge, frames, &cache);
+    let ref_steps: u32 = arg("--ref-steps", 20);
+    let reference = reference(n, charge, frames, ref_steps, &cache);
     println!(
-        "n = {n}, {charge} µC, {frames} frames; error = RMS distance / size vs 20 steps × 30 iterations"
+        "n = {n}, {charge} µC, {frames} frames; error = RMS distance / size vs {ref_steps} steps × 30 iterations"
     );
     println!("| schedule | steps/frame mean (most) | iterations/step | ms/frame | error f30 | error f60 |");
     println!("|---|---|---|---|---|---|");
