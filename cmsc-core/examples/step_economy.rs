@@ -7,14 +7,16 @@
 //! 100/10 N/m, 1 kg lumped by area, `--charge` µC (default 10) shared by all vertices, the
 //! automatic Coulomb method. It swings down from horizontal and hangs. Frames are 1/24 s.
 //!
-//! The reference is the converged bake: 4× the fixed steps (20 per frame) of 30 iterations. It
+//! The reference is the converged bake: 4× the fixed steps (20 per frame, `--ref-steps`) of 30
+//! iterations. It
 //! is cached in `--cache` (default `/tmp`) per `(n, charge, frames)`, so that other settings can
 //! be compared without recomputing it. The error at a frame is the RMS vertex distance to the
 //! reference divided by the reference's bounding-box diagonal (the object's size).
 //!
 //! Run: `RAYON_NUM_THREADS=2 cargo run --release -p cmsc-core --example step_economy -- [--n 10000]
 //! [--frames 60] [--charge 10] [--min 1] [--max 32] [--tol 1e-3] [--iters 10] [--motion 0.01]
-//! [--charge-factor 0.5] [--skip-fixed]`.
+//! [--charge-factor 1] [--fixed 5] [--skip-fixed] [--ref-steps 20]`. `--fixed K` sets the fixed schedule's steps per
+//! frame (6 iterations each).
 
 use std::time::Instant;
 
@@ -80,8 +82,11 @@ fn rms_relative(x: &[Vec3], reference: &[Vec3]) -> Real {
     ms.sqrt() / (hi - lo).norm()
 }
 
-fn reference(n: u32, charge: Real, frames: u32, cache: &str) -> Vec<Vec<Vec3>> {
-    let path = format!("{cache}/step_economy_ref_{n}_{charge}_{frames}.f64");
+fn reference(n: u32, charge: Real, frames: u32, steps: u32, cache: &str) -> Vec<Vec<Vec3>> {
+    let path = format!(
+        "{cache}/step_economy_ref_{n}_{charge}_{frames}{}.f64",
+        if steps == 20 { String::new() } else { format!("_{steps}") }
+    );
     if let Ok(bytes) = std::fs::read(&path) {
         let v: Vec<Real> =
             bytes.chunks_exact(8).map(|c| Real::from_le_bytes(c.try_into().unwrap())).collect();
@@ -90,11 +95,11 @@ fn reference(n: u32, charge: Real, frames: u32, cache: &str) -> Vec<Vec<Vec3>> {
         eprintln!("reference from {path}");
         return pts.chunks(per).map(|c| c.to_vec()).collect();
     }
-    let mut sys = scene(n, charge, FRAME / 20.0, 30);
+    let mut sys = scene(n, charge, FRAME / steps as Real, 30);
     let t0 = Instant::now();
     let r = run(&mut sys, frames, |s| {
-        s.step_n(20).unwrap();
-        20
+        s.step_n(steps).unwrap();
+        steps
     });
     eprintln!("reference: {:.1} s", t0.elapsed().as_secs_f64());
     let bytes: Vec<u8> = r.at.iter().flatten().flat_map(|p| p.iter().flat_map(|c| c.to_le_bytes())).collect();
@@ -134,20 +139,22 @@ fn main() {
     };
     let cache = arg("--cache", "/tmp".to_string());
     let skip_fixed = std::env::args().any(|a| a == "--skip-fixed");
+    let fixed_steps: u32 = arg("--fixed", 5);
 
-    let reference = reference(n, charge, frames, &cache);
+    let ref_steps: u32 = arg("--ref-steps", 20);
+    let reference = reference(n, charge, frames, ref_steps, &cache);
     println!(
-        "n = {n}, {charge} µC, {frames} frames; error = RMS distance / size vs 20 steps × 30 iterations"
+        "n = {n}, {charge} µC, {frames} frames; error = RMS distance / size vs {ref_steps} steps × 30 iterations"
     );
     println!("| schedule | steps/frame mean (most) | iterations/step | ms/frame | error f30 | error f60 |");
     println!("|---|---|---|---|---|---|");
     if !skip_fixed {
-        let mut fixed = scene(n, charge, FRAME / 5.0, 6);
+        let mut fixed = scene(n, charge, FRAME / fixed_steps as Real, 6);
         let r = run(&mut fixed, frames, |s| {
-            s.step_n(5).unwrap();
-            5
+            s.step_n(fixed_steps).unwrap();
+            fixed_steps
         });
-        report("fixed 5 × 6", &r, &reference);
+        report(&format!("fixed {fixed_steps} × 6"), &r, &reference);
     }
     let mut adaptive = scene(n, charge, FRAME / 5.0, iters);
     adaptive.set_iteration_tolerance(tol).unwrap();

@@ -20,7 +20,8 @@
 //! K_i ≤ 2 k_c |q_i| ( Σ_j |q_j| / r_ij³ + Σ_e |Q_e| / |x_i − X_e|³ )
 //! ```
 //!
-//! (external charges `Q_e` at `X_e`; a uniform field has no stiffness). The sum is dominated by
+//! (external charges `Q_e` at `X_e`; a uniform field has no stiffness). With
+//! [`Integrator::Verlet`] the springs are explicit as well and add at most `2 Σ_s k_s` to `K_i`. The sum is dominated by
 //! the nearest charges (on a sheet of spacing `a` it converges like `Σ 1/r³ ≈ 9/a³` on a square
 //! lattice, `11/a³` on a triangular one), so it is estimated from the mesh neighbours only:
 //! `Σ_j |q_j|/r_ij³ ≈` [`NEIGHBOUR_SUM_FACTOR`] `×` the sum over the vertices joined to `i` by
@@ -35,6 +36,30 @@
 //! the mean motion, by a small fraction of the object's size `L` (bounding-box diagonal):
 //! `h_v = c_v L / max_i |u_i − ū|`, with `u_i = v_i` for free vertices, the pin's displacement
 //! over the call divided by `T` for pinned ones, `ū` their mass-weighted mean.
+//!
+//! # Measurements
+//! `examples/step_economy.rs`, the bake benchmark's hanging cloth (2 m, top row pinned, 10 µC,
+//! 1 kg, swinging down from horizontal), 2 rayon threads on the 2-core VM shared with other
+//! builds; error = RMS vertex distance to the converged bake (20 steps × 30 iterations per
+//! frame) over the object's size, at frames 30 / 60; `advance` with `min = 1`, `max = 32`,
+//! tolerance 1e-3, at most 10 iterations:
+//!
+//! | n | schedule | steps/frame mean (most) | iterations/step | ms/frame | error f30 | f60 |
+//! |---|---|---|---|---|---|---|
+//! | 10K | fixed 5 × 6 | 5 | 6 | 118 | 4.84 % | 3.53 % |
+//! | 10K | fixed 10 × 6 | 10 | 6 | 248 | 1.96 % | 1.14 % |
+//! | 10K | advance, `c_v` = 0.007 (default) | 9.37 (32) | 3.35 | 169 | 1.60 % | 1.09 % |
+//! | 10K | advance, `c_v` = 0.02 | 3.37 (8) | 4.74 | 82 | 5.60 % | 4.21 % |
+//! | 100K | fixed 5 × 6 | 5 | 6 | 2009 | 4.78 % | |
+//! | 100K | fixed 10 × 6 | 10 | 6 | 3580 | 2.01 % | |
+//! | 100K | advance, `c_v` = 0.007 (default) | 9.60 (32) | 2.98 | 2751 | 1.41 % | |
+//! | 100K | advance, `c_v` = 0.02 | 4.53 (8) | 4.51 | 1722 | 4.54 % | |
+//!
+//! At equal accuracy `advance` takes 0.68× (10K) and 0.77× (100K) the time of a fixed
+//! schedule: it spends its steps where the cloth swings fastest (up to 32 per frame) and few
+//! where it is calm. The charge bound keeps the cloth at rest at 2 (10K) and 4 (100K) steps per
+//! frame: finer meshes with the same total charge have stiffer neighbour pairs
+//! (`K_i/m_i ∝ √n`).
 //!
 //! # Retries
 //! If a step at the chosen `k` diverges ([`Error::Diverged`]: a non-finite state or the runaway
@@ -55,15 +80,19 @@ pub const MAX_ADVANCE_STEPS: u32 = 1024;
 /// half the stability limit of symplectic Euler for a repulsive pair (`hω < 2`) and the step
 /// that resolves the growth `e^{ωt}` of an attracting one. Measured with
 /// `examples/step_economy.rs` on the 10K hanging cloth (10 µC): 0.5 made the cloth at rest take
-/// 4 steps per frame with no gain in accuracy there; from 2 the bound no longer acted at all.
+/// 4 steps per frame for 2.5 % error at frame 30 where 1 gives 2 steps and 2.7 % (`c_v` = 0.01);
+/// from 2 the bound no longer acted at all at 10 µC (1 step at rest, 2.8 %). At 1000 µC
+/// (against 128 steps × 30 iterations per frame, frame 30) the bound asks for more than 32 steps
+/// per frame at 1 and at 4 (32 steps: 25.6 % error, fixed 5 × 6: 38.4 %), 22.7 at 16 (25.2 %):
+/// the flapping cloth is chaotic and 1 is on the safe side of what these runs can tell apart.
 pub const CHARGE_STEP_FACTOR: Real = 1.0;
 
 /// `c_v` of the motion bound `h ≤ c_v L / max |u_i − ū|` (module docs): the largest fraction of
 /// the object's size a vertex may move, relative to the mean motion, in one step. Measured with
 /// `examples/step_economy.rs` on the 10K swinging charged cloth against the converged bake
 /// (20 steps × 30 iterations per frame), error at frames 30/60 and mean steps per frame:
-/// 0.02: 6.1 %/4.8 %, 3.2; 0.01: 2.7 %/1.4 %, 6.4; 0.007: 1.6 %/1.1 %, 9.4; 0.005: 0.8 %/1.1 %,
-/// 13.1 (the fixed 5 steps of 6 iterations: 4.8 %/3.5 %). 0.007 is the largest within 2 %.
+/// 0.02: 5.6 %/4.2 %, 3.4; 0.01: 2.7 %/1.4 %, 6.4; 0.007: 1.6 %/1.1 %, 9.4; 0.005 (with `c_q` =
+/// 2): 0.8 %/1.1 %, 13.1 (the fixed 5 steps of 6 iterations: 4.8 %/3.5 %). 0.007 is the largest within 2 %.
 pub const MOTION_STEP_FACTOR: Real = 0.007;
 
 /// The iteration tolerance `τ` ([`crate::SimParams::iteration_tolerance`]) recommended with
@@ -213,12 +242,18 @@ impl Ramp {
         };
         let eps = model.softening();
         let mut near = vec![0.0; x.len()]; // Σ_j |q_j| / r_ij³ over spring neighbours
-        for &[a, b] in model.springs.ends() {
+        let mut k_sum = vec![0.0; x.len()]; // Σ_s k_s at each vertex (explicit springs: Verlet)
+        for (&[a, b], &k) in model.springs.ends().iter().zip(model.springs.stiffness()) {
             let (a, b) = (a as usize, b as usize);
             let r3 = (x[a] - x[b]).norm().max(eps).powi(3);
             near[a] += q(b) / r3;
             near[b] += q(a) / r3;
+            k_sum[a] += k;
+            k_sum[b] += k;
         }
+        // Verlet takes the springs explicitly too: their stiffness at i is at most 2 Σ_s k_s
+        // (Gershgorin), stable for h ω < 2
+        let verlet = if model.params.integrator == Integrator::Verlet { 2.0 } else { 0.0 };
         let externals: Vec<_> = match &self.external {
             Some((a, b)) => a.charges.iter().chain(&b.charges).copied().collect(),
             None => model.external.charges.clone(),
@@ -228,7 +263,7 @@ impl Ramp {
         for (i, &s) in near.iter().enumerate().filter(|&(i, _)| !model.pins.pinned[i]) {
             let far: Real =
                 externals.iter().map(|e| e.charge.abs() / (x[i] - e.position).norm().max(eps).powi(3)).sum();
-            let stiffness = 2.0 * k_c * q(i) * (NEIGHBOUR_SUM_FACTOR * s + far);
+            let stiffness = 2.0 * k_c * q(i) * (NEIGHBOUR_SUM_FACTOR * s + far) + verlet * k_sum[i];
             if stiffness > 0.0 {
                 h = h.min(factor * (model.mass[i] / stiffness).sqrt());
             }

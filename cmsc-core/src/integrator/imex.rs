@@ -200,6 +200,12 @@ pub const STILL_DISPLACEMENT: Real = 1e-12;
 /// displacement `xᵏ⁺¹ − x_t`, not `xᵏ⁺¹ − y`: the iterations correct the inertial prediction `y`,
 /// and a calm cloth's correction is tiny, which would demand ever more iterations for motion
 /// nobody sees.
+///
+/// The first iterate stays the inertial prediction `y = x_t + α h v_t`, itself the previous
+/// step's solution extrapolated by its velocity. Starting from the constant-acceleration
+/// extrapolation `y + h² (v_t − v_{t−1})/h_{t−1}` instead was measured worse
+/// (`examples/step_economy.rs`, 10K swinging cloth, `τ` = 1e-3): 6.5 instead of 3.4 iterations
+/// per step, the motion bound then asking for 11.5 instead of 9.4 steps per frame.
 #[derive(Clone, Copy)]
 pub(crate) struct Stop<'a> {
     /// `τ` (dimensionless); 0 runs every iteration.
