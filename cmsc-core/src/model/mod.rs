@@ -41,14 +41,14 @@ pub struct Model {
     pub(crate) mesh_colliders: MeshColliders,
     /// Self-collision of the simulated mesh, if on.
     pub(crate) self_collision: Option<SelfCollision>,
-    /// Softening length used when [`Softening::Auto`] is selected (m), fixed at creation from
+    /// Charge radius `a` used when [`Softening::Auto`] is selected (m), fixed at creation from
     /// the rest mesh.
     pub(crate) auto_softening: Real,
 }
 
 impl Model {
     /// A model of uncharged, unpinned vertices with no external field, taking the auto
-    /// softening length from the rest positions `x`.
+    /// charge radius from the rest positions `x`.
     pub(crate) fn new(params: SimParams, mass: Vec<Real>, springs: Springs, x: &[Vec3]) -> Self {
         let n = mass.len();
         Model {
@@ -116,50 +116,78 @@ impl Model {
         self.self_collision.as_ref()
     }
 
-    /// The softening length `ε` in force (m), see [`Softening`].
+    /// The charge radius `a` in force (m): each vertex's charge is spread over a ball of that
+    /// radius, so the pair force is Coulomb's beyond `a` and bounded below it (Eqs. (C1)–(C2)
+    /// of [`crate::coulomb`]); see [`Softening`].
     pub fn softening(&self) -> Real {
         match self.params.softening {
             Softening::Auto => self.auto_softening,
-            Softening::Length(eps) => eps,
+            Softening::Length(a) => a,
         }
     }
 
     /// Kinetic, spring, Coulomb and external energy of `state` under this model (J). Coulomb
-    /// energy is always the exact pairwise sum of the softened potential, whatever the force
+    /// energy is always the exact pairwise sum of the potential of Eq. (C2) of [`crate::coulomb`]
+    /// (whose gradient is the force of every backend), whatever the force
     /// method, and zero with [`FieldMethod::Off`].
     pub fn energies(&self, state: &State) -> Energies {
         let (x, v) = (&state.x, &state.v);
-        let (k_c, eps) = (self.params.coulomb_constant, self.softening());
+        let (k_c, a) = (self.params.coulomb_constant, self.softening());
         let kinetic = 0.5 * v.iter().zip(&self.mass).map(|(v, m)| m * v.norm_squared()).sum::<Real>();
         let spring = spring_energy(&self.springs, x);
         let coulomb = if self.params.coulomb == FieldMethod::Off {
             0.0
         } else {
-            coulomb_energy(x, &self.charge, k_c, eps)
+            coulomb_energy(x, &self.charge, k_c, a)
         };
-        let external = self.external.potential_energy(x, &self.charge, k_c, eps)
+        let external = self.external.potential_energy(x, &self.charge, k_c, a)
             + gravity_energy(&self.mass, self.params.gravity, x);
         Energies::new(kinetic, spring, coulomb, external)
     }
 }
 
-/// [`Softening::Auto`]'s length: `10⁻³ ×` the mean rest length, or without springs `10⁻³ ×`
-/// the bounding-box diagonal over `∛n`; `1 µm` if the points all coincide.
+/// [`Softening::Auto`]'s charge radius `a` (m).
+///
+/// With springs (a mesh): [`PATCH_FRACTION`] `= ½ ×` the mean over vertices of the rest
+/// distance to the nearest spring neighbour. A vertex's charge stands for the charge on its
+/// patch of surface, which reaches about half-way to its neighbours; a ball of that radius
+/// touches but does not overlap its neighbours' at rest, so every pair of the rest mesh (at
+/// least one edge apart) interacts by Coulomb's law exactly, and only pairs closer than half an
+/// edge — two layers in contact (self-collision keeps them at the contact distance, normally
+/// below half an edge) or an edge crushed to half its length — feel the bounded form, whose
+/// largest force is `k_c |q_i q_j| / a²`.
+///
+/// Without springs (a charge cloud with no surface): `10⁻³ ×` the bounding-box diagonal over
+/// `∛n`, a near-point charge that only keeps coincident pairs finite (as the former Plummer
+/// softening of that length did, which the validation scenes were measured with). `1 µm` if the
+/// points all coincide.
 fn auto_softening(x: &[Vec3], springs: &Springs) -> Real {
-    const FRACTION: Real = 1e-3;
+    const CLOUD_FRACTION: Real = 1e-3;
     let scale = if springs.is_empty() {
         let (mut lo, mut hi) = (x[0], x[0]);
         for p in x {
             lo = lo.inf(p);
             hi = hi.sup(p);
         }
-        (hi - lo).norm() / (x.len() as Real).cbrt()
+        CLOUD_FRACTION * (hi - lo).norm() / (x.len() as Real).cbrt()
     } else {
-        springs.rest_lengths().iter().sum::<Real>() / springs.len() as Real
+        let mut nearest = vec![Real::INFINITY; x.len()];
+        for (&[i, j], &l) in springs.ends().iter().zip(springs.rest_lengths()) {
+            for v in [i as usize, j as usize] {
+                nearest[v] = nearest[v].min(l);
+            }
+        }
+        let (sum, count) =
+            nearest.iter().filter(|l| l.is_finite()).fold((0.0, 0usize), |(s, c), &l| (s + l, c + 1));
+        PATCH_FRACTION * sum / count as Real
     };
     if scale > 0.0 {
-        FRACTION * scale
+        scale
     } else {
         1e-6
     }
 }
+
+/// The charge radius of a mesh vertex as a fraction of the rest distance to its nearest
+/// neighbour (see [`Softening::Auto`]): `½`, patches that meet half-way.
+pub const PATCH_FRACTION: Real = 0.5;
