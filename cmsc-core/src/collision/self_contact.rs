@@ -12,62 +12,66 @@ use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
 /// Most detection passes per step: each finds the violated contacts at the current positions
-/// and runs [`SWEEPS`] Gauss–Seidel sweeps over every contact found so far in the step; the loop
-/// stops as soon as no contact is violated by more than [`TOLERANCE`] of its distance (the
-/// crumpling cloth of `tests/contacts.rs` needs up to about 10 where strong charges press the
-/// layers together; 64 bounds the cost of a pathological step).
+/// and runs `SWEEPS` (4) Gauss–Seidel sweeps over them; the loop stops as soon as no contact is
+/// violated by more than [`TOLERANCE`] of its distance, or after 3 passes without a 10 %
+/// improvement (the two charged sheets of `tests/contacts.rs` take 2–3 passes a step while
+/// pressed together; 64 bounds the cost of a pathological step).
 pub const PASSES: usize = 64;
 
-/// Self-collision of the simulated mesh: every free vertex `i` with a distance `d_i > 0` keeps
-/// at least `d_i` from every triangle it is not a corner of, and does not pass through one in a
-/// step. Projection in the style of [Liu 2013](crate#references) §4.1, applied after the
-/// integrator and pins, before the obstacles (step.rs).
+/// Self-collision of the simulated mesh: every vertex `i` with a distance `d_i > 0` keeps at
+/// least `d_i` from every triangle it is not a corner of, and does not pass through one in a
+/// step. Position-based projection in the style of [Liu 2013](crate#references) §4.1, applied
+/// after the integrator and pins, before the obstacles (step.rs).
 ///
-/// **Vertex–triangle.** For each vertex `p = x_{t+1,i}` and each nearby triangle `(a, b, c)`
-/// with unit normal `n` at `x_{t+1}` (`n_0` at `x_t`):
+/// **Contacts.** Each contact is a constraint `C(x) = n · Σ_k w_k x_k − d_i ≥ 0` on four
+/// vertices with `Σ_k w_k = 0`:
 ///
-/// * `σ_0 = sign((x_{t,i} − a_t)·n_0)`, the side it was on at the start of the step, and
-///   `η = (p − a)·n`, its signed height now;
-/// * if its closest point on the triangle is inside the face and either the side changed
-///   (`sign η ≠ σ_0`: it passed through) or `|η| < d_i`, it is moved along `n` to height
-///   `σ_0 d_i`, the side it came from;
-/// * if its closest point `q` is on an edge or corner and `|p − q| < d_i`, it is moved along
-///   `p − q` to distance `d_i`.
+/// * *vertex–triangle*: vertex `p = x_i` and triangle `(a, b, c)` (unit normal `n` at the
+///   current positions, `n_0` at `x_t`), `w = (1, −β_a, −β_b, −β_c)` with `β` the barycentrics
+///   of the closest point `q`. If `q` is inside the face, with `σ_0 = sign((x_{t,i} − a_t)·n_0)`
+///   the side it was on at the start of the step and `η = (p − a)·n`, the contact holds when
+///   `σ_0 η < d_i` (it passed through, or is closer than `d_i`) and `|η| < d_i` plus what the
+///   vertex moved in the step relative to the point under it (a triangle turning over far
+///   from a vertex flips its side without meeting it); its direction is `σ_0 n`, the side it came
+///   from. If `q` is on an edge or corner and `|p − q| < d_i`, the direction is `(p − q)/|p − q|`.
+/// * *edge–edge*: a vertex test alone lets an edge pass through a triangle whose plane its ends
+///   cross outside the face (around a border, or into a fold). So each edge `(i, j)` at vertex
+///   `i` is also tested against the edges `(k, l)` of nearby triangles that share no vertex with
+///   it: with `n ∝ (x_j − x_i) × (x_l − x_k)` (oriented as at the start of the step) and the
+///   signed distance `η = (x_i − x_k)·n` of the two lines, if the closest points (parameters
+///   `s`, `t`) are interior and `σ_0 η < d_i`, the contact has `w = (1 − s, s, −(1 − t), −t)`
+///   and direction `σ_0 n`. Near-parallel edges (under 1e-3 rad) have no reliable side and are
+///   left to the vertex test; a change of side counts only while the segments are within `d_i`
+///   plus twice what their ends moved relative to each other in the step.
 ///
-/// **Edge–edge.** A vertex test alone lets an edge pass through a triangle whose plane its
-/// ends cross outside the face (around a border, or into a fold). So each edge `(i, j)` at a
-/// colliding vertex `i` is also tested against the edges `(k, l)` of nearby triangles that
-/// share no vertex with it: with `n ∝ (x_j − x_i) × (x_l − x_k)` and the signed distance
-/// `η = (x_i − x_k)·n` of the two lines, if the closest points of the segments are interior
-/// and `σ_0 η < d_i` (the side changed, or closer than `d_i`), the edges must move apart by
-/// `σ_0 d_i − η` along `n`; vertex `i` takes its share (half, split along its edge by the
-/// closest point's parameter). Near-parallel edges (under 1e-3 rad) have no reliable side and
-/// are left to the vertex test; a change of side counts only while the segments are within
-/// `d_i` plus twice what their ends moved relative to each other in the step.
+/// **Resolution.** Each detection pass finds the violated contacts at the current positions
+/// (in parallel over vertices) and projects them in `SWEEPS` (4) Gauss–Seidel sweeps, each
+/// contact by mass: `Δx_k = W_k w_k Δλ n` with `W_k = 1/m_k` (0 for a pinned vertex) and
+/// `Δλ = −C / Σ_k W_k w_k²`. Passes repeat until no contact is violated by more than
+/// [`TOLERANCE`] of its distance, so a layer pressed by a strong attraction ends the step at
+/// its contact distance, or until they stop improving (contacts that cannot all hold: a fold
+/// pinned at its apex closes below `d` there), at most [`PASSES`]. Every vertex's velocity
+/// then gains `Δx/h` for the total `Δx` the contacts moved it, so state and velocity stay
+/// consistent.
 ///
-/// Each vertex applies its corrections in sequence (the next contact sees the previous move),
-/// against the others' positions from the previous pass (Jacobi across vertices, so the passes
-/// run in parallel and do not depend on vertex order). The velocity of a moved vertex becomes
-/// `(x_{t+1} − x_t)/h`, so that state and velocity stay consistent.
+/// **Friction between layers** ([`SelfCollision::with_friction`]): a contact of vertex `i` keeps
+/// the fraction `exp(−μ_i h)` of its tangential slip per step, a rate `μ_i` per second, so the
+/// slip lost per second of contact does not depend on the number of substeps.
 ///
 /// **Broad phase.** A parry BVH (binned SAH build) over every triangle's box swept from `x_t`
-/// to `x_{t+1}` and grown by `max d_i`, rebuilt each step (the mesh deforms), queried with each
+/// to the current positions and grown by `max d_i`, built per detection pass, queried with each
 /// vertex's swept box (with its edges, for the edge test) grown by `d_i`.
 ///
 /// **Limits.** `d_i` should stay below about half the shortest edge, or neighbours within the
 /// mesh count as contacts. The crossing tests are linearised (sides at the start and end of the
 /// step, closest points at the end), not exact continuous collision detection: fast motion that
-/// crosses near a triangle's edge can still pass. `tests/self_collision.rs` holds a V-folded
-/// cloth with opposite charges on its halves at h = 1/240 s, 5 nC per vertex; at h = 1/120 s and
-/// 10 nC an edge next to the pinned fold still passes through a triangle at step 11.
+/// crosses near a triangle's edge can still pass.
 ///
 /// ## Momentum and energy
-/// Only the vertex being processed moves (the triangle's or other edge's vertices take their
-/// own shares when they are processed, and pinned or `d = 0` vertices take none): the
-/// correction is not an exact equal-and-opposite internal impulse, so linear momentum is not
-/// conserved exactly during self-contact (each push adds `m_i Δv_i`, at most about
-/// `m_i d_i / h` per contact and step). The approach velocity is removed (inelastic: kinetic
-/// energy is lost); no friction acts between layers.
+/// Every correction is an equal-and-opposite internal impulse (`Σ_k m_k Δx_k = Δλ n Σ_k w_k = 0`
+/// when no corner is pinned; a pinned corner takes its share as the world does), and so is the
+/// friction's: linear momentum is conserved by the contact response. The approach velocity is
+/// removed (inelastic: kinetic energy is lost).
 ///
 /// ## Cost
 /// Per step: the BVH build over `T` triangles (`O(T log T)`) plus, per colliding vertex and
@@ -217,7 +221,7 @@ impl SelfCollision {
             let found: Vec<Contact> = (0..x.len())
                 .into_par_iter()
                 .filter(|&i| self.distance[i] > 0.0)
-                .flat_map_iter(|i| self.detect(i, [x_old, &x_in], x, &bvh))
+                .flat_map_iter(|i| self.detect(i, [x_old, &x_in], x, &bvh, 1.0))
                 .collect();
             let worst = found.iter().map(|c| -c.gap(x) / c.d).fold(0.0, Real::max);
             if worst <= TOLERANCE {
@@ -242,16 +246,23 @@ impl SelfCollision {
                 }
             }
         }
+        drop(contacts);
         if self.friction.iter().any(|&f| f > 0.0) {
-            // velocities as the positions now say, then friction on the contacts' relative motion
-            for (k, c) in contacts.iter().enumerate() {
-                if contacts[..k].iter().any(|o| o.idx == c.idx) {
-                    continue; // the same contact found again in a later pass: damp it once
-                }
+            // friction on the vertices touching a triangle (within `FRICTION_REACH` of their
+            // distance, so a layer resting at its distance counts whether or not this step
+            // pressed it in): once per vertex, on its closest face, whatever else it touches
+            let bvh = self.broad_phase(x_old, x);
+            let touching: Vec<Contact> = (0..x.len())
+                .into_par_iter()
+                .filter(|&i| self.distance[i] > 0.0 && self.friction[i] > 0.0)
+                .filter_map(|i| {
+                    let found = self.detect(i, [x_old, &x_in], x, &bvh, FRICTION_REACH);
+                    found.into_iter().filter(|c| c.w[0] == 1.0).min_by(|a, b| a.gap(x).total_cmp(&b.gap(x)))
+                })
+                .collect();
+            for c in &touching {
                 let mu = self.friction[c.idx[0] as usize];
-                if mu > 0.0 && c.gap(x) <= TOLERANCE * c.d {
-                    c.friction(x_old, x, &w_inv, 1.0 - (-mu * h).exp());
-                }
+                c.friction(x_old, x, &w_inv, 1.0 - (-mu * h).exp());
             }
         }
         let mut moved = 0;
@@ -285,8 +296,17 @@ impl SelfCollision {
     /// `x_in` are the positions the step arrived at before any contact moved them: what the
     /// vertices moved in the step is judged from them, so that a contact's own correction never
     /// makes another pair look as if it had crossed.
-    fn detect(&self, i: usize, [x_old, x_in]: [&[Vec3]; 2], x: &[Vec3], bvh: &Bvh) -> Vec<Contact> {
-        let d = self.distance[i];
+    /// `reach` scales the distance a contact is detected within (1: violated contacts only).
+    fn detect(
+        &self,
+        i: usize,
+        [x_old, x_in]: [&[Vec3]; 2],
+        x: &[Vec3],
+        bvh: &Bvh,
+        reach: Real,
+    ) -> Vec<Contact> {
+        let d_i = self.distance[i];
+        let d = d_i * reach;
         let (p, p0) = (x[i], x_old[i]);
         let ring = &self.ring[self.ring_start[i]..self.ring_start[i + 1]];
         let ends = ring.iter().flat_map(|&j| [x_old[j as usize], x[j as usize]]);
@@ -325,7 +345,7 @@ impl SelfCollision {
                 let e1 = [p, *j_new, *k_new, *l_new];
                 let moves = [i, j as usize, k as usize, l as usize].map(|v| x_in[v] - x_old[v]);
                 if let Some((n, s, t)) = edge_edge(&e, &e1, &moves, d) {
-                    found.push(Contact { idx: [i as u32, j, k, l], w: [1.0 - s, s, t - 1.0, -t], n, d });
+                    found.push(Contact { idx: [i as u32, j, k, l], w: [1.0 - s, s, t - 1.0, -t], n, d: d_i });
                 }
             }
         }
@@ -355,13 +375,13 @@ impl SelfCollision {
                 let travel = ((x_in[i] - p0) - q_move).norm();
                 if eta * sigma < d && eta.abs() < d + travel {
                     // crossed (η has the other sign) or closer than d: back to height σ d
-                    found.push(Contact { idx, w, n: n * sigma, d });
+                    found.push(Contact { idx, w, n: n * sigma, d: d_i });
                 }
             } else {
                 let r = p - q;
                 let dist = r.norm();
                 if dist < d && dist > 0.0 {
-                    found.push(Contact { idx, w, n: r / dist, d });
+                    found.push(Contact { idx, w, n: r / dist, d: d_i });
                 }
             }
         }
@@ -372,6 +392,11 @@ impl SelfCollision {
 /// Largest violation left at the end of a step, as a fraction of the contact distance `d`
 /// (1 %): the passes stop once no contact is closer than `(1 − TOLERANCE) d`.
 pub const TOLERANCE: Real = 0.01;
+
+/// A vertex within `FRICTION_REACH ×` its distance of a triangle (1.1) feels the friction
+/// between layers: a layer resting at its distance is touching whether or not the step pressed
+/// it in by more than [`TOLERANCE`].
+const FRICTION_REACH: Real = 1.1;
 
 /// Gauss–Seidel sweeps over the contacts found so far, per detection pass.
 const SWEEPS: usize = 4;
