@@ -20,7 +20,7 @@
 //! at ±40 µC on 1 kg the halves meet at tens of m/s, more than a step's linearised contact
 //! tests follow. The run does not reach its end at this charge; that remains open.
 //!
-//! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE]`
+//! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC]`
 
 use std::time::Instant;
 
@@ -29,6 +29,7 @@ use cmsc_core::{shapes, springs_from_triangles, FieldMethod, SimParams, System, 
 fn main() {
     let steps: u32 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(240);
     let mode = std::env::args().nth(2).unwrap_or_else(|| "both".into());
+    let charge = std::env::args().nth(3).and_then(|a| a.parse::<f64>().ok()).unwrap_or(40.0) * 1e-6;
     let side = 41;
     let spacing = 2.0 / (side - 1) as f64;
     let mut mesh = shapes::grid(side, side, spacing);
@@ -46,7 +47,7 @@ fn main() {
     let mut sys = System::new(&mesh.positions, &vec![1.0 / n as f64; n], &ends, &k, params).unwrap();
     let half = n as f64 / 2.0;
     let q: Vec<f64> =
-        mesh.positions.iter().map(|p| if p.x < 0.0 { 40e-6 / half } else { -40e-6 / half }).collect();
+        mesh.positions.iter().map(|p| if p.x < 0.0 { charge / half } else { -charge / half }).collect();
     sys.set_charges(&q).unwrap();
     if mode == "self" || mode == "both" {
         sys.set_self_collision(&mesh.triangles, &vec![0.015; n]).unwrap();

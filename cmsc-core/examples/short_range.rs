@@ -2,8 +2,8 @@
 //! `cmsc_core::coulomb` Eqs. (C1)–(C2)) changes on scenes without contact: the paper's torus
 //! (§4, Fig. 4: 145 vertices, R = 1 m, r = 0.3 m, k = 10 N/m, 6 µC and 1 kg per vertex, 15 s,
 //! h = 1/120 s) and two charged spheres (2 × 482 vertices, radius 0.4 m, 2 m apart, +2 µC and
-//! −2 µC in all, 3 s), each run twice: with [`Softening::Auto`] (`a` = half the rest distance
-//! to the nearest neighbour) and with `a = 10⁻³ ×` the mean spring rest length, the size of
+//! −2 µC in all, 3 s), each run twice: with [`Softening::Auto`] (`a` = a quarter of the rest
+//! distance to the nearest neighbour) and with `a = 10⁻³ ×` the mean spring rest length, the size of
 //! the Plummer softening cmsc used before (the two laws agree to `1.5·10⁻⁶` of a mesh
 //! neighbour's force at that length, so the second run stands for the former law).
 //!

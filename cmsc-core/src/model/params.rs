@@ -60,9 +60,9 @@ pub enum Acceleration {
 /// Every field backend, the external charges and the energy use the same form.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Softening {
-    /// `a = ½ ×` the rest distance from a vertex to its nearest spring neighbour
+    /// `a = ¼ ×` the rest distance from a vertex to its nearest spring neighbour
     /// ([`crate::PATCH_FRACTION`]), its 10 % quantile over vertices ([`crate::FINE_QUANTILE`]):
-    /// patches that meet half-way, so the pairs of the rest mesh interact by Coulomb's law exactly and only pairs in contact (or an edge crushed to
+    /// the pairs of the rest mesh interact by Coulomb's law exactly and only pairs in contact (or an edge crushed to
     /// half its length) feel the bounded form. Without springs (a charge cloud), `10⁻³ ×` the
     /// bounding-box diagonal divided by `∛n`, which only keeps coincident pairs finite.
     #[default]
