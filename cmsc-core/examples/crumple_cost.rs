@@ -10,15 +10,18 @@
 //! the swept boxes (seconds per step) until the runaway guard stops the run. Without
 //! self-collision the halves pass through each other and the run stays bounded.
 //!
-//! Issue 30 (charges spread over balls of radius a = 2.5 cm, contacts projected by mass to a
-//! tolerance), measured on the shared 2-core VM, 2 threads, `both`, against the code before:
-//! the first 45 steps (before the halves meet) cost 31 ms/step with self-collision against
-//! 11.6 ms plain (`self` vs `none`: 2.7×; before, 28 vs 15 ms). Where the halves meet (step
-//! ~48) the run is still violent: the largest move per step stays at 0.5–1.5 m from step 50 on
-//! (before: 1.7, 3.3, 17.8, 41, 64 m at steps 52–57) and opposite charges end steps 0.1–1 mm
-//! apart, but the step time still climbs to seconds by step 57–60 (2.5–11 s; before 2.8–6.5 s):
-//! at ±40 µC on 1 kg the halves meet at tens of m/s, more than a step's linearised contact
-//! tests follow. The run does not reach its end at this charge; that remains open.
+//! Issue 30 (charges spread over balls of radius a = 1.25 cm, contacts projected by mass to a
+//! tolerance), measured on the shared 2-core VM, 2 threads, against the code before (a copy
+//! of commit 15b743e built alike): the first 45 steps (before the halves meet) cost 10 ms/step
+//! with self-collision against 3.8 ms plain (`self` vs `none`: 2.6×; before, 28 vs 15 ms in a
+//! busier run, 1.9×). With mild charges (`240 both 4`, ±4 µC) the cloth drapes on the sphere
+//! and slides off to the end: 14 ms/step (3.40 s for 240 steps) against 4.5 ms with the
+//! collider alone (3.1×), no step failing (`tests/contacts.rs` checks it edge by edge). At
+//! ±40 µC it is still violent where the halves meet (step ~48): the largest move per step
+//! grows to 0.3–1.0 m from step 49 on (before: 1.7, 3.3, 17.8, 41, 64 m at steps 52–57) and
+//! opposite charges end steps 0.2–1 mm apart, and the step time still climbs to seconds by
+//! step 55–60 (2.3–9.9 s; before 2.8–6.5 s): the halves meet at tens of m/s, more than a
+//! step's linearised contact tests follow. That run does not reach its end; that remains open.
 //!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC]`
 
