@@ -194,7 +194,7 @@ typedef struct {
   double kinetic;
   // Spring energy.
   double spring;
-  // Pairwise Coulomb energy (exact, softened).
+  // Pairwise Coulomb energy (exact, with the charge radius of the short-range form).
   double coulomb;
   // Potential in gravity, external charges and field.
   double external;
@@ -259,6 +259,21 @@ CmscStatus cmsc_set_self_collision(CmscSim *sim,
                                    size_t n_triangles,
                                    const double *distance,
                                    size_t n);
+
+// Friction between layers of the self-collision in force: `rate[i]` (1/s, >= 0, n values, n =
+// the simulation's vertex count) is how fast a contact of vertex i loses its tangential slip,
+// which keeps the fraction exp(-rate[i] h) per step of length h (0: frictionless, the default):
+// a rate per second, so the result does not depend on the number of substeps. The tangential
+// correction is shared by mass between the vertex and the triangle it touches, so linear
+// momentum is conserved. `cmsc_set_self_collision` resets it to 0. Self-collision must be on
+// (CMSC_INVALID_ARGUMENT otherwise). The array is copied. On error the settings in force are
+// unchanged.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `rate` valid for n doubles.
+CmscStatus cmsc_set_self_collision_friction(CmscSim *sim,
+                                            const double *rate,
+                                            size_t n);
 
 // Runs `steps` IMEX steps from the current state with vertex charges
 // `q_i = Σ_g group_weights[g·n + i] · group_charges[g]` and returns the loss

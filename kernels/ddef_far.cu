@@ -1,7 +1,7 @@
 // DDEF far field on the grid, [Paper] §3.1.2, Eq. (9) (Alg. 1, line 4), per unit k_c and with
-// Plummer softening eps:
+// charges spread over balls of radius a (cmsc-core/src/coulomb/mod.rs, Eq. (C1)):
 //
-//     e(u_j) = sum_{i not in M_j} q_i (u_j - x_i) / (|u_j - x_i|^2 + eps^2)^{3/2}
+//     e(u_j) = sum_{i not in M_j} q_i (u_j - x_i) / max(|u_j - x_i|, a)^3
 //
 // where M_j = {i : u_j in N_i} lists the charges whose near set holds grid point u_j. Those
 // charges are left out exactly (never added and subtracted, so no cancellation in f32), and
@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(TILE)
 ddef_far_field(const float4 *__restrict__ g_hi, const float4 *__restrict__ g_lo, int m,
                const float4 *__restrict__ hi, const float4 *__restrict__ lo, int n, int slice,
                const unsigned *__restrict__ near_start, const unsigned *__restrict__ near,
-               float eps2, double *__restrict__ partial)
+               float a2, double *__restrict__ partial)
 {
     __shared__ float4 s_hi[TILE];
     __shared__ float4 s_lo[TILE];
@@ -69,7 +69,7 @@ ddef_far_field(const float4 *__restrict__ g_hi, const float4 *__restrict__ g_lo,
             float3 acc = make_float3(0.0f, 0.0f, 0.0f);
 #pragma unroll
             for (int k = 0; k < CHUNK; ++k)
-                coulomb_term(t_hi, t_lo, s_hi[c + k], s_lo[c + k], eps2, ((skip >> k) & 1u) == 0u, acc);
+                coulomb_term(t_hi, t_lo, s_hi[c + k], s_lo[c + k], a2, ((skip >> k) & 1u) == 0u, acc);
             ex += acc.x;
             ey += acc.y;
             ez += acc.z;

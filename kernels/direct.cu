@@ -1,6 +1,7 @@
-// Exact all-pairs softened Coulomb field, [Paper] Eq. (8) with Plummer softening eps:
+// Exact all-pairs Coulomb field, [Paper] Eq. (8) with charges spread over balls of radius a
+// (cmsc-core/src/coulomb/mod.rs, Eq. (C1)):
 //
-//     e_i = sum_{j != i} q_j (x_i - x_j) / (|x_i - x_j|^2 + eps^2)^{3/2}
+//     e_i = sum_{j != i} q_j (x_i - x_j) / max(|x_i - x_j|, a)^3
 //
 // (the force is f_i = k_c q_i e_i; the host applies k_c q_i and the unit scales). Conventions
 // shared with ddef_far.cu (see README.md): one thread per target, TILE sources at a time
@@ -16,7 +17,7 @@
 // hi[j] = (x, y, z, q) and lo[j] = (x, y, z, 0): the charges in the normalised frame.
 extern "C" __global__ void __launch_bounds__(TILE)
 direct_field(const float4 *__restrict__ hi, const float4 *__restrict__ lo, int n, int slice,
-             float eps2, double *__restrict__ partial)
+             float a2, double *__restrict__ partial)
 {
     __shared__ float4 s_hi[TILE];
     __shared__ float4 s_lo[TILE];
@@ -36,7 +37,7 @@ direct_field(const float4 *__restrict__ hi, const float4 *__restrict__ lo, int n
             float3 acc = make_float3(0.0f, 0.0f, 0.0f);
 #pragma unroll
             for (int k = 0; k < CHUNK; ++k)
-                coulomb_term(t_hi, t_lo, s_hi[c + k], s_lo[c + k], eps2, true, acc);
+                coulomb_term(t_hi, t_lo, s_hi[c + k], s_lo[c + k], a2, true, acc);
             ex += acc.x;
             ey += acc.y;
             ez += acc.z;

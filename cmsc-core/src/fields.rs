@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::coulomb::inv_r3;
+use crate::coulomb::{inv_r, inv_r3};
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};
 
@@ -54,9 +54,12 @@ impl ExternalField {
             .collect()
     }
 
-    /// Adds `q_i (E + k_c Σ_e Q_e (x_i − p_e) / (|x_i − p_e|² + ε²)^{3/2})` to `out` (N).
-    pub fn add_forces(&self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) {
-        let eps2 = eps * eps;
+    /// Adds `q_i (E + k_c Σ_e Q_e (x_i − p_e) / max(|x_i − p_e|, a)³)` to `out` (N): the vertex's
+    /// charge spread over a ball of radius `a` (m) as for vertex–vertex pairs (Eq. (C1) of
+    /// [`crate::coulomb`]; the point–ball force is symmetric, so it does not matter which of the
+    /// two is spread).
+    pub fn add_forces(&self, x: &[Vec3], q: &[Real], k_c: Real, a: Real, out: &mut [Vec3]) {
+        let a2 = a * a;
         out.par_iter_mut().zip(x.par_iter().zip(q.par_iter())).for_each(|(o, (xi, &qi))| {
             if qi == 0.0 {
                 return;
@@ -64,25 +67,22 @@ impl ExternalField {
             let mut e = self.uniform;
             for c in &self.charges {
                 let r = xi - c.position;
-                e += r * (k_c * c.charge * inv_r3(r.norm_squared() + eps2));
+                e += r * (k_c * c.charge * inv_r3(r.norm_squared(), a2));
             }
             *o += e * qi;
         });
     }
 
     /// Potential energy of the vertices in the external field (J):
-    /// `Σ_i q_i (−E·x_i + Σ_e k_c Q_e / sqrt(|x_i − p_e|² + ε²))`.
-    pub fn potential_energy(&self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Real {
-        let eps2 = eps * eps;
+    /// `Σ_i q_i (−E·x_i + Σ_e k_c Q_e φ_a(|x_i − p_e|))`, `φ_a` of Eq. (C2) of [`crate::coulomb`].
+    pub fn potential_energy(&self, x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Real {
+        let a2 = a * a;
         x.par_iter()
             .zip(q.par_iter())
             .map(|(xi, &qi)| {
                 let mut phi = -self.uniform.dot(xi);
                 for c in &self.charges {
-                    let r2 = (xi - c.position).norm_squared() + eps2;
-                    if r2 > 0.0 {
-                        phi += k_c * c.charge / r2.sqrt();
-                    }
+                    phi += k_c * c.charge * inv_r((xi - c.position).norm_squared(), a2);
                 }
                 qi * phi
             })

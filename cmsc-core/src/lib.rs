@@ -81,7 +81,8 @@ pub use linsolve::{check_conditioning, GlobalSolver, MAX_STIFFNESS_MASS_RATIO};
 pub use math::{is_finite3, Real, Vec3};
 pub use model::{
     Acceleration, Integrator, Model, SimParams, Softening, COULOMB_CONSTANT, DEFAULT_ITERATIONS,
-    MAX_FAR_FIELD_INTERVAL, MAX_FIELD_TOLERANCE, MAX_ITERATIONS, MIN_FIELD_TOLERANCE,
+    FINE_QUANTILE, MAX_FAR_FIELD_INTERVAL, MAX_FIELD_TOLERANCE, MAX_ITERATIONS, MIN_FIELD_TOLERANCE,
+    PATCH_FRACTION,
 };
 pub use springs::{springs_from_triangles, MeshSprings, Springs};
 pub use state::State;

@@ -421,7 +421,7 @@ fn collide(model: &Model, state: &State, x_new: &mut [Vec3], v_new: &mut [Vec3])
     let (x_old, pinned, h) = (&state.x, &model.pins.pinned, model.params.time_step);
     let mut contacts = 0;
     if let Some(sc) = &model.self_collision {
-        contacts += sc.project(x_old, x_new, v_new, pinned, h);
+        contacts += sc.project(x_old, x_new, v_new, (&model.mass, pinned), h);
     }
     contacts += model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction);
     contacts += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps);

@@ -462,6 +462,23 @@ impl System {
         Ok(())
     }
 
+    /// Sets the friction between layers of the self-collision in force: a contact of vertex `i`
+    /// keeps the fraction `exp(−rate[i] h)` of its tangential slip per step (`rate` in 1/s, one
+    /// per vertex, 0: frictionless, the default), so the slip lost per second does not depend
+    /// on the step (see [`SelfCollision::with_friction`]). [`System::set_self_collision`] resets
+    /// it to 0.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`]: self-collision is off, or `rate` is not one finite value
+    /// `>= 0` per vertex; the settings in force stay unchanged.
+    pub fn set_self_collision_friction(&mut self, rate: &[Real]) -> Result<()> {
+        let Some(sc) = &self.model.self_collision else {
+            return Err(Error::invalid("friction", None, "self-collision is off: set it first"));
+        };
+        self.model.self_collision = Some(sc.clone().with_friction(rate)?);
+        Ok(())
+    }
+
     /// The vertex–vertex Coulomb force (N) of the current method at the current positions,
     /// [Paper](crate#references) Eq. (8).
     ///

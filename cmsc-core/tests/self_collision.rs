@@ -2,7 +2,10 @@
 //! charges, so that Coulomb pulls them together. With self-collision on, no edge passes through a triangle
 //! at any step; with it off, the same scene does interpenetrate (so the check means something).
 
+mod common;
+
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, SimParams, Softening, System, Vec3};
+use common::crossing::first_crossing;
 
 const DISTANCE: f64 = 0.004;
 
@@ -44,38 +47,6 @@ fn v_fold() -> Scene {
     sys.set_charges(&charges).unwrap();
     sys.set_pins(&pins).unwrap();
     Scene { sys, triangles, edges: springs.structural }
-}
-
-/// Whether segment `p q` crosses triangle `a b c` (Möller–Trumbore, strict interior).
-fn crosses(p: &Vec3, q: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> bool {
-    let (dir, e1, e2) = (q - p, b - a, c - a);
-    let h = dir.cross(&e2);
-    let det = e1.dot(&h);
-    if det.abs() < 1e-18 {
-        return false;
-    }
-    let s = p - a;
-    let u = s.dot(&h) / det;
-    let qv = s.cross(&e1);
-    let v = dir.dot(&qv) / det;
-    let t = e2.dot(&qv) / det;
-    u > 0.0 && v > 0.0 && u + v < 1.0 && t > 0.0 && t < 1.0
-}
-
-/// The first edge that passes through a triangle it does not share a vertex with.
-fn first_crossing(x: &[Vec3], edges: &[[u32; 2]], triangles: &[[u32; 3]]) -> Option<([u32; 2], [u32; 3])> {
-    for e in edges {
-        for t in triangles {
-            if t.contains(&e[0]) || t.contains(&e[1]) {
-                continue;
-            }
-            let [a, b, c] = t.map(|i| x[i as usize]);
-            if crosses(&x[e[0] as usize], &x[e[1] as usize], &a, &b, &c) {
-                return Some((*e, *t));
-            }
-        }
-    }
-    None
 }
 
 /// Steps the scene 480 times (2 s); returns the first step at which an edge crossed a triangle.

@@ -108,3 +108,27 @@ pub unsafe extern "C" fn cmsc_set_self_collision(
         sim.call(|s| Ok(s.set_self_collision(&t, d)?))
     })
 }
+
+/// Friction between layers of the self-collision in force: `rate[i]` (1/s, >= 0, n values, n =
+/// the simulation's vertex count) is how fast a contact of vertex i loses its tangential slip,
+/// which keeps the fraction exp(-rate[i] h) per step of length h (0: frictionless, the default):
+/// a rate per second, so the result does not depend on the number of substeps. The tangential
+/// correction is shared by mass between the vertex and the triangle it touches, so linear
+/// momentum is conserved. `cmsc_set_self_collision` resets it to 0. Self-collision must be on
+/// (CMSC_INVALID_ARGUMENT otherwise). The array is copied. On error the settings in force are
+/// unchanged.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `rate` valid for n doubles.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_self_collision_friction(
+    sim: *mut CmscSim,
+    rate: *const f64,
+    n: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, r) = unsafe { (sim_mut(sim)?, input(rate, n, "rate")?) };
+        sim.call(|s| Ok(s.set_self_collision_friction(r)?))
+    })
+}

@@ -20,7 +20,10 @@ mod sim;
 mod status;
 mod version;
 
-pub use collision::{cmsc_move_mesh_colliders, cmsc_set_mesh_colliders, cmsc_set_self_collision};
+pub use collision::{
+    cmsc_move_mesh_colliders, cmsc_set_mesh_colliders, cmsc_set_self_collision,
+    cmsc_set_self_collision_friction,
+};
 pub use gradient::{cmsc_fit_charges, cmsc_rollout_gradient};
 pub use handle::CmscSim;
 pub use limits::*;

@@ -42,7 +42,7 @@ pub struct CmscEnergies {
     pub kinetic: f64,
     /// Spring energy.
     pub spring: f64,
-    /// Pairwise Coulomb energy (exact, softened).
+    /// Pairwise Coulomb energy (exact, with the charge radius of the short-range form).
     pub coulomb: f64,
     /// Potential in gravity, external charges and field.
     pub external: f64,

@@ -173,8 +173,33 @@ fn bad_self_collision_is_rejected_naming_the_argument() {
             assert!(msg.contains(needle), "case {i}: `{msg}` does not mention `{needle}`");
             assert_eq!(positions(sim, 4), before, "case {i}");
         }
-        // off: NULL with zero lengths
+        // friction between layers: one finite rate >= 0 per vertex, while self-collision is on
+        let r = [5.0; 4];
+        assert_eq!(cmsc_set_self_collision_friction(sim, r.as_ptr(), 4), CMSC_OK, "{}", last_error());
+        let cases: Vec<(Call, &str)> = vec![
+            (Box::new(|| cmsc_set_self_collision_friction(sim, ptr::null(), 4)), "`rate` is NULL"),
+            (Box::new(|| cmsc_set_self_collision_friction(sim, r.as_ptr(), 3)), "friction"),
+            (
+                Box::new(|| cmsc_set_self_collision_friction(sim, [1.0, -1.0, 0.0, 0.0].as_ptr(), 4)),
+                "friction",
+            ),
+            (
+                Box::new(|| {
+                    cmsc_set_self_collision_friction(sim, [f64::INFINITY, 0.0, 0.0, 0.0].as_ptr(), 4)
+                }),
+                "friction",
+            ),
+            (Box::new(|| cmsc_set_self_collision_friction(ptr::null_mut(), r.as_ptr(), 4)), "`sim` is NULL"),
+        ];
+        for (i, (call, needle)) in cases.into_iter().enumerate() {
+            assert_eq!(call(), CMSC_INVALID_ARGUMENT, "friction case {i}");
+            let msg = last_error();
+            assert!(msg.contains(needle), "friction case {i}: `{msg}` does not mention `{needle}`");
+        }
+        // off: NULL with zero lengths; friction then has no self-collision to act on
         assert_eq!(cmsc_set_self_collision(sim, ptr::null(), 0, ptr::null(), 0), CMSC_OK, "{}", last_error());
+        assert_eq!(cmsc_set_self_collision_friction(sim, r.as_ptr(), 4), CMSC_INVALID_ARGUMENT);
+        assert!(last_error().contains("self-collision is off"), "{}", last_error());
         assert_eq!(cmsc_step(sim, 10), CMSC_OK);
         cmsc_destroy(sim);
     }

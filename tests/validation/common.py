@@ -7,8 +7,9 @@ velocities, whichever code produced them, so that the codes are compared on one 
 
     E = sum_i m_i |v_i|^2 / 2 + sum_s k_s (|x_a - x_b| - l_s)^2 / 2 + sum_{i<j} k_c q_i q_j / r_ij
 
-(the true Coulomb law; cmsc softens it by eps = 1e-3 x mean rest length, a relative change of
-~1.5 (eps/r)^2 ~ 1e-6 for mesh neighbours, reported as `own_energy_gap`).
+(the true Coulomb law; cmsc spreads each charge over a ball of radius a = a quarter of the rest
+distance to the nearest neighbour, which is exactly this law for every pair farther apart than a, i.e. for
+every pair of a mesh without contact; any difference is reported as `own_energy_gap`).
 """
 
 import math

@@ -31,7 +31,7 @@ mod mesh;
 mod self_contact;
 
 pub use mesh::{MeshCollider, MeshColliders, CONTACT_EPSILON, PASSES as MESH_PASSES};
-pub use self_contact::{SelfCollision, PASSES as SELF_PASSES};
+pub use self_contact::{SelfCollision, PASSES as SELF_PASSES, TOLERANCE as SELF_TOLERANCE};
 
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};

@@ -11,62 +11,67 @@ use super::geometry::{check_triangles, closest_on_triangle, triangle_normal};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
-/// Jacobi passes per step: a vertex moved off one contact is checked again, at its new
-/// position, against the others' moved positions (4: the V-fold test of
-/// `tests/self_collision.rs` needs 3; one is slack). The loop stops early when a pass moves
-/// nothing.
-pub const PASSES: usize = 4;
+/// Most detection passes per step: each finds the violated contacts at the current positions
+/// and runs `SWEEPS` (4) Gauss–Seidel sweeps over them; the loop stops as soon as no contact is
+/// violated by more than [`TOLERANCE`] of its distance, or after 3 passes without a 10 %
+/// improvement (the two charged sheets of `tests/contacts.rs` take 2–3 passes a step while
+/// pressed together; 64 bounds the cost of a pathological step).
+pub const PASSES: usize = 64;
 
-/// Self-collision of the simulated mesh: every free vertex `i` with a distance `d_i > 0` keeps
-/// at least `d_i` from every triangle it is not a corner of, and does not pass through one in a
-/// step. Projection in the style of [Liu 2013](crate#references) §4.1, applied after the
-/// integrator and pins, before the obstacles (step.rs).
+/// Self-collision of the simulated mesh: every vertex `i` with a distance `d_i > 0` keeps at
+/// least `d_i` from every triangle it is not a corner of, and does not pass through one in a
+/// step. Position-based projection in the style of [Liu 2013](crate#references) §4.1, applied
+/// after the integrator and pins, before the obstacles (step.rs).
 ///
-/// **Vertex–triangle.** For each vertex `p = x_{t+1,i}` and each nearby triangle `(a, b, c)`
-/// with unit normal `n` at `x_{t+1}` (`n_0` at `x_t`):
+/// **Contacts.** Each contact is a constraint `C(x) = n · Σ_k w_k x_k − d_i ≥ 0` on four
+/// vertices with `Σ_k w_k = 0`:
 ///
-/// * `σ_0 = sign((x_{t,i} − a_t)·n_0)`, the side it was on at the start of the step, and
-///   `η = (p − a)·n`, its signed height now;
-/// * if its closest point on the triangle is inside the face and either the side changed
-///   (`sign η ≠ σ_0`: it passed through) or `|η| < d_i`, it is moved along `n` to height
-///   `σ_0 d_i`, the side it came from;
-/// * if its closest point `q` is on an edge or corner and `|p − q| < d_i`, it is moved along
-///   `p − q` to distance `d_i`.
+/// * *vertex–triangle*: vertex `p = x_i` and triangle `(a, b, c)` (unit normal `n` at the
+///   current positions, `n_0` at `x_t`), `w = (1, −β_a, −β_b, −β_c)` with `β` the barycentrics
+///   of the closest point `q`. If `q` is inside the face, with `σ_0 = sign((x_{t,i} − a_t)·n_0)`
+///   the side it was on at the start of the step and `η = (p − a)·n`, the contact holds when
+///   `σ_0 η < d_i` (it passed through, or is closer than `d_i`) and `|η| < d_i` plus what the
+///   vertex moved in the step relative to the point under it (a triangle turning over far
+///   from a vertex flips its side without meeting it); its direction is `σ_0 n`, the side it came
+///   from. If `q` is on an edge or corner and `|p − q| < d_i`, the direction is `(p − q)/|p − q|`.
+/// * *edge–edge*: a vertex test alone lets an edge pass through a triangle whose plane its ends
+///   cross outside the face (around a border, or into a fold). So each edge `(i, j)` at vertex
+///   `i` is also tested against the edges `(k, l)` of nearby triangles that share no vertex with
+///   it: with `n ∝ (x_j − x_i) × (x_l − x_k)` (oriented as at the start of the step) and the
+///   signed distance `η = (x_i − x_k)·n` of the two lines, if the closest points (parameters
+///   `s`, `t`) are interior and `σ_0 η < d_i`, the contact has `w = (1 − s, s, −(1 − t), −t)`
+///   and direction `σ_0 n`. Near-parallel edges (under 1e-3 rad) have no reliable side and are
+///   left to the vertex test; a change of side counts only while the segments are within `d_i`
+///   plus twice what their ends moved relative to each other in the step.
 ///
-/// **Edge–edge.** A vertex test alone lets an edge pass through a triangle whose plane its
-/// ends cross outside the face (around a border, or into a fold). So each edge `(i, j)` at a
-/// colliding vertex `i` is also tested against the edges `(k, l)` of nearby triangles that
-/// share no vertex with it: with `n ∝ (x_j − x_i) × (x_l − x_k)` and the signed distance
-/// `η = (x_i − x_k)·n` of the two lines, if the closest points of the segments are interior
-/// and `σ_0 η < d_i` (the side changed, or closer than `d_i`), the edges must move apart by
-/// `σ_0 d_i − η` along `n`; vertex `i` takes its share (half, split along its edge by the
-/// closest point's parameter). Near-parallel edges (under 1e-3 rad) have no reliable side and
-/// are left to the vertex test; a change of side counts only while the segments are within
-/// `d_i` plus twice what their ends moved relative to each other in the step.
+/// **Resolution.** Each detection pass finds the violated contacts at the current positions
+/// (in parallel over vertices) and projects them in `SWEEPS` (4) Gauss–Seidel sweeps, each
+/// contact by mass: `Δx_k = W_k w_k Δλ n` with `W_k = 1/m_k` (0 for a pinned vertex) and
+/// `Δλ = −C / Σ_k W_k w_k²`. Passes repeat until no contact is violated by more than
+/// [`TOLERANCE`] of its distance, so a layer pressed by a strong attraction ends the step at
+/// its contact distance, or until they stop improving (contacts that cannot all hold: a fold
+/// pinned at its apex closes below `d` there), at most [`PASSES`]. Every vertex's velocity
+/// then gains `Δx/h` for the total `Δx` the contacts moved it, so state and velocity stay
+/// consistent.
 ///
-/// Each vertex applies its corrections in sequence (the next contact sees the previous move),
-/// against the others' positions from the previous pass (Jacobi across vertices, so the passes
-/// run in parallel and do not depend on vertex order). The velocity of a moved vertex becomes
-/// `(x_{t+1} − x_t)/h`, so that state and velocity stay consistent.
+/// **Friction between layers** ([`SelfCollision::with_friction`]): a contact of vertex `i` keeps
+/// the fraction `exp(−μ_i h)` of its tangential slip per step, a rate `μ_i` per second, so the
+/// slip lost per second of contact does not depend on the number of substeps.
 ///
 /// **Broad phase.** A parry BVH (binned SAH build) over every triangle's box swept from `x_t`
-/// to `x_{t+1}` and grown by `max d_i`, rebuilt each step (the mesh deforms), queried with each
+/// to the current positions and grown by `max d_i`, built per detection pass, queried with each
 /// vertex's swept box (with its edges, for the edge test) grown by `d_i`.
 ///
 /// **Limits.** `d_i` should stay below about half the shortest edge, or neighbours within the
 /// mesh count as contacts. The crossing tests are linearised (sides at the start and end of the
 /// step, closest points at the end), not exact continuous collision detection: fast motion that
-/// crosses near a triangle's edge can still pass. `tests/self_collision.rs` holds a V-folded
-/// cloth with opposite charges on its halves at h = 1/240 s, 5 nC per vertex; at h = 1/120 s and
-/// 10 nC an edge next to the pinned fold still passes through a triangle at step 11.
+/// crosses near a triangle's edge can still pass.
 ///
 /// ## Momentum and energy
-/// Only the vertex being processed moves (the triangle's or other edge's vertices take their
-/// own shares when they are processed, and pinned or `d = 0` vertices take none): the
-/// correction is not an exact equal-and-opposite internal impulse, so linear momentum is not
-/// conserved exactly during self-contact (each push adds `m_i Δv_i`, at most about
-/// `m_i d_i / h` per contact and step). The approach velocity is removed (inelastic: kinetic
-/// energy is lost); no friction acts between layers.
+/// Every correction is an equal-and-opposite internal impulse (`Σ_k m_k Δx_k = Δλ n Σ_k w_k = 0`
+/// when no corner is pinned; a pinned corner takes its share as the world does), and so is the
+/// friction's: linear momentum is conserved by the contact response. The approach velocity is
+/// removed (inelastic: kinetic energy is lost).
 ///
 /// ## Cost
 /// Per step: the BVH build over `T` triangles (`O(T log T)`) plus, per colliding vertex and
@@ -94,6 +99,9 @@ pub struct SelfCollision {
     /// `d_i` per vertex (m), `>= 0`; 0: the vertex does not collide.
     distance: Vec<Real>,
     max_distance: Real,
+    /// Friction rate `μ_i` per vertex (1/s), `>= 0`: a contact of vertex `i` keeps the fraction
+    /// `exp(−μ_i h)` of its tangential slip per step of length `h`.
+    friction: Vec<Real>,
 }
 
 impl SelfCollision {
@@ -140,7 +148,42 @@ impl SelfCollision {
             ring_start,
             distance: distance.to_vec(),
             max_distance,
+            friction: vec![0.0; x.len()],
         })
+    }
+
+    /// Sets the friction between layers: a contact of vertex `i` keeps the fraction
+    /// `exp(−rate[i] h)` of its tangential slip per step of length `h` (`rate` in 1/s, one per
+    /// vertex; 0: frictionless, the default). A rate per second, not a factor per step, so that
+    /// the slip lost per second of contact does not depend on the number of substeps: over a
+    /// time `T` the slip keeps `exp(−rate T)` at any `h`. The tangential correction is shared
+    /// by mass between the vertex and the triangle (or the two edges) as the normal one is, so
+    /// it conserves linear momentum.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`]: not one value per vertex, negative or not finite.
+    pub fn with_friction(mut self, rate: &[Real]) -> Result<Self> {
+        if rate.len() != self.distance.len() {
+            return Err(Error::invalid(
+                "friction",
+                None,
+                format!("has {} values, expected one per vertex ({})", rate.len(), self.distance.len()),
+            ));
+        }
+        if let Some(i) = rate.iter().position(|r| !(r.is_finite() && *r >= 0.0)) {
+            return Err(Error::invalid(
+                "friction",
+                Some(i),
+                format!("{} is not a finite rate >= 0 1/s", rate[i]),
+            ));
+        }
+        self.friction = rate.to_vec();
+        Ok(self)
+    }
+
+    /// The friction rate per vertex (1/s), see [`SelfCollision::with_friction`].
+    pub fn friction(&self) -> &[Real] {
+        &self.friction
     }
 
     /// The triangles that repel.
@@ -154,12 +197,88 @@ impl SelfCollision {
     }
 
     /// Applies the rule of the [`SelfCollision`] docs to the end-of-step positions `x` (m) and
-    /// velocities `v` (m/s), given the start-of-step positions `x_old` and the step `h` (s).
-    /// Returns the number of vertices moved.
-    pub fn project(&self, x_old: &[Vec3], x: &mut [Vec3], v: &mut [Vec3], pinned: &[bool], h: Real) -> usize {
+    /// velocities `v` (m/s), given the start-of-step positions `x_old`, the masses `mass` (kg)
+    /// and the step `h` (s). Returns the number of vertices moved.
+    pub fn project(
+        &self,
+        x_old: &[Vec3],
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+        (mass, pinned): (&[Real], &[bool]),
+        h: Real,
+    ) -> usize {
         if self.triangles.is_empty() || self.max_distance <= 0.0 {
             return 0;
         }
+        // inverse masses: pinned vertices take no share of a correction
+        let w_inv: Vec<Real> =
+            mass.iter().zip(pinned).map(|(&m, &p)| if p || m <= 0.0 { 0.0 } else { 1.0 / m }).collect();
+        let x_in = x.to_vec();
+        let mut contacts: Vec<Contact> = Vec::new();
+        let (mut best, mut stalled) = (Real::INFINITY, 0);
+        for _ in 0..PASSES {
+            let bvh = self.broad_phase(x_old, x);
+            let found: Vec<Contact> = (0..x.len())
+                .into_par_iter()
+                .filter(|&i| self.distance[i] > 0.0)
+                .flat_map_iter(|i| self.detect(i, [x_old, &x_in], x, &bvh, 1.0))
+                .collect();
+            let worst = found.iter().map(|c| -c.gap(x) / c.d).fold(0.0, Real::max);
+            if worst <= TOLERANCE {
+                break;
+            }
+            // contacts that cannot all hold (a fold pinned at its apex closes below the
+            // distance there) stop improving: more passes would only push the mesh around
+            if worst < STALL * best {
+                (best, stalled) = (worst, 0);
+            } else {
+                stalled += 1;
+                if stalled >= STALLED_PASSES {
+                    break;
+                }
+            }
+            // this pass's contacts only: one found in an earlier pass holds its normal and
+            // weights from then, a half-space that no longer describes the pair once it slid
+            contacts = found;
+            for _ in 0..SWEEPS {
+                for c in &contacts {
+                    c.project(x, &w_inv);
+                }
+            }
+        }
+        drop(contacts);
+        if self.friction.iter().any(|&f| f > 0.0) {
+            // friction on the vertices touching a triangle (within `FRICTION_REACH` of their
+            // distance, so a layer resting at its distance counts whether or not this step
+            // pressed it in): once per vertex, on its closest face, whatever else it touches
+            let bvh = self.broad_phase(x_old, x);
+            let touching: Vec<Contact> = (0..x.len())
+                .into_par_iter()
+                .filter(|&i| self.distance[i] > 0.0 && self.friction[i] > 0.0)
+                .filter_map(|i| {
+                    let found = self.detect(i, [x_old, &x_in], x, &bvh, FRICTION_REACH);
+                    found.into_iter().filter(|c| c.w[0] == 1.0).min_by(|a, b| a.gap(x).total_cmp(&b.gap(x)))
+                })
+                .collect();
+            for c in &touching {
+                let mu = self.friction[c.idx[0] as usize];
+                c.friction(x_old, x, &w_inv, 1.0 - (-mu * h).exp());
+            }
+        }
+        let mut moved = 0;
+        for ((v, (x, x_in)), &w) in v.iter_mut().zip(x.iter().zip(&x_in)).zip(&w_inv) {
+            let dx = x - x_in;
+            if w > 0.0 && dx != Vec3::zeros() {
+                // Δv = Δx / h: Σ m Δx = 0 for every contact, so momentum is unchanged
+                *v += dx / h;
+                moved += 1;
+            }
+        }
+        moved
+    }
+
+    /// A BVH over every triangle's box swept from `x_old` to `x`, grown by the largest `d_i`.
+    fn broad_phase(&self, x_old: &[Vec3], x: &[Vec3]) -> Bvh {
         let margin = self.max_distance;
         let boxes: Vec<Aabb> = self
             .triangles
@@ -169,44 +288,33 @@ impl SelfCollision {
                 Aabb::from_points(pts).loosened(margin)
             })
             .collect();
-        let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes);
-        let mut moved = vec![false; x.len()];
-        for _ in 0..PASSES {
-            let snapshot = x.to_vec();
-            let changed: usize = x
-                .par_iter_mut()
-                .zip(moved.par_iter_mut())
-                .enumerate()
-                .filter(|(i, _)| !pinned[*i] && self.distance[*i] > 0.0)
-                .map(|(i, (p, m))| {
-                    let hit = self.separate(i, p, &x_old[i], x_old, &snapshot, &bvh);
-                    *m |= hit;
-                    hit as usize
-                })
-                .sum();
-            if changed == 0 {
-                break;
-            }
-        }
-        v.par_iter_mut().zip(x.par_iter()).zip(x_old.par_iter()).zip(moved.par_iter()).for_each(
-            |(((v, x), x0), &m)| {
-                if m {
-                    *v = (x - x0) / h;
-                }
-            },
-        );
-        moved.iter().filter(|&&m| m).count()
+        Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes)
     }
 
-    /// Moves vertex `i` at `p` off every triangle near it; `x`: the other vertices' positions.
-    fn separate(&self, i: usize, p: &mut Vec3, p0: &Vec3, x_old: &[Vec3], x: &[Vec3], bvh: &Bvh) -> bool {
-        let d = self.distance[i];
+    /// The violated contacts of vertex `i` at `x`: with the triangles near it (vertex–triangle)
+    /// and between its edges and the nearby triangles' edges (edge–edge).
+    /// `x_in` are the positions the step arrived at before any contact moved them: what the
+    /// vertices moved in the step is judged from them, so that a contact's own correction never
+    /// makes another pair look as if it had crossed.
+    /// `reach` scales the distance a contact is detected within (1: violated contacts only).
+    fn detect(
+        &self,
+        i: usize,
+        [x_old, x_in]: [&[Vec3]; 2],
+        x: &[Vec3],
+        bvh: &Bvh,
+        reach: Real,
+    ) -> Vec<Contact> {
+        let d_i = self.distance[i];
+        let d = d_i * reach;
+        let (p, p0) = (x[i], x_old[i]);
         let ring = &self.ring[self.ring_start[i]..self.ring_start[i + 1]];
         let ends = ring.iter().flat_map(|&j| [x_old[j as usize], x[j as usize]]);
-        let query = Aabb::from_points([*p0, *p].into_iter().chain(ends).map(Point::from)).loosened(d);
-        let mut hit = false;
+        let query = Aabb::from_points([p0, p].into_iter().chain(ends).map(Point::from)).loosened(d);
+        let mut found = Vec::new();
         let mut others: Vec<[u32; 2]> = Vec::new();
-        for t in bvh.intersect_aabb(&query) {
+        let near: Vec<u32> = bvh.intersect_aabb(&query).collect();
+        for &t in &near {
             let tri = self.triangles[t as usize];
             others.extend(
                 [[tri[0], tri[1]], [tri[1], tri[2]], [tri[2], tri[0]]].map(|[k, l]| [k.min(l), k.max(l)]),
@@ -214,7 +322,6 @@ impl SelfCollision {
         }
         others.sort_unstable();
         others.dedup();
-        let mut count = 0;
         let swept = |pts: [&Vec3; 4]| {
             let lo = pts[0].inf(pts[1]).inf(pts[2]).inf(pts[3]);
             let hi = pts[0].sup(pts[1]).sup(pts[2]).sup(pts[3]);
@@ -222,7 +329,7 @@ impl SelfCollision {
         };
         for &j in ring {
             let (j_old, j_new) = (&x_old[j as usize], &x[j as usize]);
-            let (lo, hi) = swept([p0, p, j_old, j_new]);
+            let (lo, hi) = swept([&p0, &p, j_old, j_new]);
             for &[k, l] in &others {
                 if k == i as u32 || l == i as u32 || k == j || l == j {
                     continue;
@@ -234,19 +341,15 @@ impl SelfCollision {
                 if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
                     continue;
                 }
-                let e = [*p0, *j_old, *k_old, *l_old];
-                let e1 = [*p, *j_new, *k_new, *l_new];
-                if let Some(shift) = edge_edge(&e, &e1, d) {
-                    // in sequence: the next pair sees this move (no overshoot from one contact
-                    // seen through several edges)
-                    *p += shift;
-                    count += 1;
+                let e = [p0, *j_old, *k_old, *l_old];
+                let e1 = [p, *j_new, *k_new, *l_new];
+                let moves = [i, j as usize, k as usize, l as usize].map(|v| x_in[v] - x_old[v]);
+                if let Some((n, s, t)) = edge_edge(&e, &e1, &moves, d) {
+                    found.push(Contact { idx: [i as u32, j, k, l], w: [1.0 - s, s, t - 1.0, -t], n, d: d_i });
                 }
             }
         }
-        hit |= count > 0;
-        let query = Aabb::from_points([Point::from(*p0), Point::from(*p)]).loosened(d);
-        for t in bvh.intersect_aabb(&query) {
+        for &t in &near {
             let tri = self.triangles[t as usize];
             if tri.contains(&(i as u32)) {
                 continue;
@@ -254,29 +357,127 @@ impl SelfCollision {
             let [a, b, c] = tri.map(|k| x[k as usize]);
             let [a0, b0, c0] = tri.map(|k| x_old[k as usize]);
             let Some(n) = triangle_normal(&a, &b, &c) else { continue };
-            let (q, location) = closest_on_triangle(p, &a, &b, &c);
+            let (q, location) = closest_on_triangle(&p, &a, &b, &c);
+            let bary = barycentric(&q, &a, &b, &c);
+            let idx = [i as u32, tri[0], tri[1], tri[2]];
+            let w = [1.0, -bary[0], -bary[1], -bary[2]];
             if let TrianglePointLocation::OnFace(..) = location {
-                let eta = (*p - a).dot(&n);
+                let eta = (p - a).dot(&n);
                 let side0 = triangle_normal(&a0, &b0, &c0).map_or(0.0, |n0| (p0 - a0).dot(&n0));
                 // on the plane at the start: the side it is moving away from
-                let sigma = if side0 != 0.0 { side0.signum() } else { -(*p - p0).dot(&n).signum() };
+                let sigma = if side0 != 0.0 { side0.signum() } else { -(p - p0).dot(&n).signum() };
                 let sigma = if sigma == 0.0 { 1.0 } else { sigma };
-                if eta * sigma < d {
+                // a change of side is a crossing only if the vertex is within what it moved
+                // relative to the triangle's point under it (a triangle that turns over far
+                // from a vertex flips the vertex's side without meeting it)
+                let moved = |k: usize| x_in[tri[k] as usize] - x_old[tri[k] as usize];
+                let q_move = moved(0) * bary[0] + moved(1) * bary[1] + moved(2) * bary[2];
+                let travel = ((x_in[i] - p0) - q_move).norm();
+                if eta * sigma < d && eta.abs() < d + travel {
                     // crossed (η has the other sign) or closer than d: back to height σ d
-                    *p += n * (sigma * d - eta);
-                    hit = true;
+                    found.push(Contact { idx, w, n: n * sigma, d: d_i });
                 }
             } else {
-                let r = *p - q;
+                let r = p - q;
                 let dist = r.norm();
                 if dist < d && dist > 0.0 {
-                    *p = q + r * (d / dist);
-                    hit = true;
+                    found.push(Contact { idx, w, n: r / dist, d: d_i });
                 }
             }
         }
-        hit
+        found
     }
+}
+
+/// Largest violation left at the end of a step, as a fraction of the contact distance `d`
+/// (1 %): the passes stop once no contact is closer than `(1 − TOLERANCE) d`.
+pub const TOLERANCE: Real = 0.01;
+
+/// A vertex within `FRICTION_REACH ×` its distance of a triangle (1.1) feels the friction
+/// between layers: a layer resting at its distance is touching whether or not the step pressed
+/// it in by more than [`TOLERANCE`].
+const FRICTION_REACH: Real = 1.1;
+
+/// Gauss–Seidel sweeps over the contacts found so far, per detection pass.
+const SWEEPS: usize = 4;
+
+/// A pass improves on the best so far if its worst violation is below `STALL ×` that (0.9);
+/// after [`STALLED_PASSES`] (3) passes without improvement the step keeps what it has.
+const STALL: Real = 0.9;
+const STALLED_PASSES: usize = 3;
+
+/// One contact: the constraint `C(x) = n · Σ_k w_k x_{idx_k} − d ≥ 0` on four vertices, with
+/// `Σ_k w_k = 0` (vertex–triangle: `w = (1, −β_a, −β_b, −β_c)`, the barycentrics of the closest
+/// point; edge–edge: `(1 − s, s, −(1 − t), −t)`, the closest points' parameters) and `n` the
+/// unit direction in which the two sides must part (the side at the start of the step for a
+/// crossing).
+#[derive(Debug, Clone, Copy)]
+struct Contact {
+    idx: [u32; 4],
+    w: [Real; 4],
+    n: Vec3,
+    d: Real,
+}
+
+impl Contact {
+    /// `C(x) = n · Σ w_k x_k − d` (m): negative while the contact is violated.
+    fn gap(&self, x: &[Vec3]) -> Real {
+        self.n.dot(&(0..4).map(|k| x[self.idx[k] as usize] * self.w[k]).sum::<Vec3>()) - self.d
+    }
+
+    /// Projects `C ≥ 0` by mass: `Δx_k = W_k w_k Δλ n` with `Δλ = −C / Σ_k W_k w_k²`, which
+    /// leaves `Σ m_k Δx_k = Δλ n Σ_{k free} w_k` — zero when no corner is pinned (momentum
+    /// conserved), the pinned corners taking the rest as the world does.
+    fn project(&self, x: &mut [Vec3], w_inv: &[Real]) {
+        let c = self.gap(x);
+        if c >= 0.0 {
+            return;
+        }
+        let denom: Real = (0..4).map(|k| w_inv[self.idx[k] as usize] * self.w[k] * self.w[k]).sum();
+        if denom <= 0.0 {
+            return;
+        }
+        let lambda = -c / denom;
+        for k in 0..4 {
+            let i = self.idx[k] as usize;
+            x[i] += self.n * (w_inv[i] * self.w[k] * lambda);
+        }
+    }
+
+    /// Removes the fraction `lost` of the tangential relative motion in the step (of
+    /// `Σ w_k (x_k − x_{old,k})`, the slip of the contact), by mass as in [`Contact::project`]
+    /// (momentum conserved): Coulomb-free viscous friction at a rate per second.
+    fn friction(&self, x_old: &[Vec3], x: &mut [Vec3], w_inv: &[Real], lost: Real) {
+        let slip: Vec3 =
+            (0..4).map(|k| (x[self.idx[k] as usize] - x_old[self.idx[k] as usize]) * self.w[k]).sum();
+        let tangential = slip - self.n * self.n.dot(&slip);
+        let denom: Real = (0..4).map(|k| w_inv[self.idx[k] as usize] * self.w[k] * self.w[k]).sum();
+        if denom <= 0.0 {
+            return;
+        }
+        let lambda = tangential * (-lost / denom);
+        for k in 0..4 {
+            let i = self.idx[k] as usize;
+            x[i] += lambda * (w_inv[i] * self.w[k]);
+        }
+    }
+}
+
+/// Barycentric coordinates of `q` (in the plane of `a b c`, e.g. its closest point) in the
+/// triangle, clamped to `[0, 1]` and normalised (the closest point lies on the triangle).
+fn barycentric(q: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> [Real; 3] {
+    let (v0, v1, v2) = (b - a, c - a, q - a);
+    let (d00, d01, d11) = (v0.dot(&v0), v0.dot(&v1), v1.dot(&v1));
+    let (d20, d21) = (v2.dot(&v0), v2.dot(&v1));
+    let denom = d00 * d11 - d01 * d01;
+    if denom <= 0.0 {
+        return [1.0 / 3.0; 3];
+    }
+    let v = ((d11 * d20 - d01 * d21) / denom).clamp(0.0, 1.0);
+    let w = ((d00 * d21 - d01 * d20) / denom).clamp(0.0, 1.0);
+    let u = (1.0 - v - w).max(0.0);
+    let sum = u + v + w;
+    [u / sum, v / sum, w / sum]
 }
 
 /// The share of vertex `i` (the first point) in separating edge `(i, j)` from edge `(k, l)`,
@@ -292,7 +493,7 @@ impl SelfCollision {
 /// point's parameter `s` is `(1 − s)/((1 − s)² + s²)` (the least-norm split of a move of the
 /// point `(1 − s) x_i + s x_j`). The other three vertices move themselves when they are
 /// processed (Jacobi). Edges that share a vertex are skipped by the caller.
-fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> Option<Vec3> {
+fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], moves: &[Vec3; 4], d: Real) -> Option<(Vec3, Real, Real)> {
     let signed = |e: &[Vec3; 4]| {
         let n = (e[1] - e[0]).cross(&(e[3] - e[2]));
         let len = n.norm();
@@ -303,8 +504,12 @@ fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> Option<Vec3> {
             ((e[0] - e[2]).dot(&n), n)
         })
     };
-    let (eta0, _) = signed(e0)?;
+    let (eta0, n0) = signed(e0)?;
     let (eta1, n) = signed(e1)?;
+    // the lines' normal is only defined up to its sign: keep the orientation it had at the
+    // start, or a small turn of near-parallel edges that flips `n` would flip `η` and read as a
+    // crossing (and the push would then take the edges through each other)
+    let (eta1, n) = if n.dot(&n0) < 0.0 { (-eta1, -n) } else { (eta1, n) };
     // on one plane at the start (within rounding): no side to keep, only the distance
     let scale = (e0[1] - e0[0]).norm() + (e0[3] - e0[2]).norm();
     let sigma = if eta0.abs() > 1e-12 * scale {
@@ -327,14 +532,12 @@ fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> Option<Vec3> {
     // as in free fall, cannot cross; the absolute move would make every pair of nearby edges of
     // a falling, gently curving sheet "cross" as the sign of η, near 0, flips)
     let gap = (e1[0] + (e1[1] - e1[0]) * s - e1[2] - (e1[3] - e1[2]) * t).norm();
-    let moves = [0, 1, 2, 3].map(|k| e1[k] - e0[k]);
     let mean = (moves[0] + moves[1] + moves[2] + moves[3]) / 4.0;
     let travel = moves.iter().map(|m| (m - mean).norm()).fold(0.0, Real::max);
     if gap >= d + 2.0 * travel {
         return None;
     }
-    let delta = sigma * d - eta1;
-    Some(n * (0.5 * delta * (1.0 - s) / ((1.0 - s).powi(2) + s * s)))
+    Some((n * sigma, s, t))
 }
 
 /// The parameters `(s, t)` of the closest points of segments `p0 p1` and `q0 q1`, clamped to
@@ -372,10 +575,11 @@ mod tests {
         let (b0, b1) = (b(0.004), b(-0.004));
         let e0 = [Vec3::zeros(), Vec3::x(), b0[0], b0[1]];
         let e1 = [e0[0] + fall, e0[1] + fall, b1[0] + fall, b1[1] + fall];
-        assert_eq!(edge_edge(&e0, &e1, d), None);
+        let moves = |e1: &[Vec3; 4]| [0, 1, 2, 3].map(|k| e1[k] - e0[k]);
+        assert_eq!(edge_edge(&e0, &e1, &moves(&e1), d), None);
         // the same edges closing 3 cm on each other while turning do cross and are separated
         let e1 = [e0[0] + fall, e0[1] + fall, b1[0] + fall * 1.75, b1[1] + fall * 1.75];
-        assert!(edge_edge(&e0, &e1, d).is_some());
+        assert!(edge_edge(&e0, &e1, &moves(&e1), d).is_some());
     }
 
     #[test]
@@ -383,12 +587,32 @@ mod tests {
         let x_old = [Vec3::zeros(), Vec3::x(), Vec3::y(), Vec3::new(0.2, 0.2, 0.1)];
         let mut x = x_old;
         x[3].z = -0.3;
-        let mut v = [Vec3::zeros(); 4];
+        let mut v = [Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::new(0.0, 0.0, -4.0)];
         let sc = SelfCollision::new(&[[0, 1, 2]], &[0.0, 0.0, 0.0, 0.05], &x_old).unwrap();
-        assert_eq!(sc.project(&x_old, &mut x, &mut v, &[false; 4], 0.1), 1);
+        let pinned = [true, true, true, false];
+        assert_eq!(sc.project(&x_old, &mut x, &mut v, (&[1.0; 4], &pinned), 0.1), 1);
         assert!((x[3] - Vec3::new(0.2, 0.2, 0.05)).norm() < 1e-12, "{:?}", x[3]);
+        // v = −4 + Δx/h = −4 + 3.5 = −0.5: what (x − x_old)/h says
         assert!((v[3] - Vec3::new(0.0, 0.0, -0.5)).norm() < 1e-12, "{:?}", v[3]);
-        // the triangle's corners do not collide (d = 0) and did not move
+        // the triangle's corners are pinned and did not move
         assert_eq!(&x[..3], &x_old[..3]);
+    }
+
+    #[test]
+    fn a_free_triangle_shares_the_push_by_mass_and_momentum_is_kept() {
+        let x_old = [Vec3::zeros(), Vec3::x(), Vec3::y(), Vec3::new(0.2, 0.2, 0.1)];
+        let mut x = x_old;
+        x[3].z = -0.3;
+        let mut v = [Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::new(0.0, 0.0, -4.0)];
+        let mass = [0.5, 1.0, 2.0, 0.3];
+        let momentum = |v: &[Vec3]| v.iter().zip(&mass).map(|(v, m)| v * *m).sum::<Vec3>();
+        let before = momentum(&v);
+        let sc = SelfCollision::new(&[[0, 1, 2]], &[0.0, 0.0, 0.0, 0.05], &x_old).unwrap();
+        sc.project(&x_old, &mut x, &mut v, (&mass, &[false; 4]), 0.1);
+        assert!((momentum(&v) - before).norm() < 1e-12, "{:?} vs {before:?}", momentum(&v));
+        // the vertex ends d above the plane of the (moved) triangle, on its starting side
+        let n = triangle_normal(&x[0], &x[1], &x[2]).unwrap();
+        assert!(((x[3] - x[0]).dot(&n) - 0.05).abs() < 0.05 * TOLERANCE, "{}", (x[3] - x[0]).dot(&n));
+        assert!(x[0].z < 0.0 && x[1].z < 0.0 && x[2].z < 0.0, "the triangle was pushed down: {x:?}");
     }
 }

@@ -1,5 +1,6 @@
-//! The exact all-pairs Coulomb sum, [Paper](crate#references) Eq. (8): the reference every
-//! approximation is measured against, written to be a serious baseline.
+//! The exact all-pairs Coulomb sum, [Paper](crate#references) Eq. (8) with charges spread over
+//! balls of radius `a` ([`super`], Eqs. (C1)–(C2)): the reference every approximation is
+//! measured against, written to be a serious baseline.
 //!
 //! Layout: positions and charges are copied once per call into structure-of-arrays buffers
 //! padded with zero charges ([`Soa`]), so the inner loop is branch-free over fixed-width
@@ -10,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::kernel::{field_sum, Soa};
+use super::kernel::{field_sum, inv_r, Soa};
 use super::{Charged, FieldMethod, FieldSolver};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
@@ -31,9 +32,9 @@ pub struct DirectSum {
     forces: Vec<Vec3>,
 }
 
-fn block(targets: &[Vec3], q: &[Real], scale: Real, eps2: Real, s: &Soa, out: &mut [Vec3]) {
+fn block(targets: &[Vec3], q: &[Real], scale: Real, a2: Real, s: &Soa, out: &mut [Vec3]) {
     for ((o, &p), &qi) in out.iter_mut().zip(targets).zip(q) {
-        *o = field_sum(p, eps2, s) * (scale * qi);
+        *o = field_sum(p, a2, s) * (scale * qi);
     }
 }
 
@@ -42,7 +43,7 @@ impl FieldSolver for DirectSum {
         FieldMethod::Direct
     }
 
-    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
+    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
         let c = &mut self.charged;
@@ -56,7 +57,7 @@ impl FieldSolver for DirectSum {
         self.forces
             .par_chunks_mut(TARGET_BLOCK)
             .zip(c.x.par_chunks(TARGET_BLOCK).zip(c.q.par_chunks(TARGET_BLOCK)))
-            .for_each(|(o, (xt, qt))| block(xt, qt, k_c, eps * eps, soa, o));
+            .for_each(|(o, (xt, qt))| block(xt, qt, k_c, a * a, soa, o));
         for (&i, &f) in c.index.iter().zip(&self.forces) {
             out[i as usize] = f;
         }
@@ -76,7 +77,7 @@ impl DirectSum {
         x: &[Vec3],
         q: &[Real],
         k_c: Real,
-        eps: Real,
+        a: Real,
         targets: &[usize],
         out: &mut [Vec3],
     ) {
@@ -84,19 +85,20 @@ impl DirectSum {
         self.soa.load(x, q);
         let soa = &self.soa;
         out.par_iter_mut().zip(targets.par_iter()).for_each(|(o, &i)| {
-            *o = field_sum(x[i], eps * eps, soa) * (k_c * q[i]);
+            *o = field_sum(x[i], a * a, soa) * (k_c * q[i]);
         });
     }
 }
 
-/// Pairwise Coulomb energy `Σ_{i<j} k_c q_i q_j / sqrt(|x_i − x_j|² + ε²)` (J), the potential
-/// of the softened force (exact sum over the charged vertices, parallel over `i`).
+/// Pairwise Coulomb energy `U = Σ_{i<j} k_c q_i q_j φ_a(|x_i − x_j|)` (J), [`super`] Eq. (C2):
+/// the potential of the force of Eq. (C1) (exact sum over the charged vertices, parallel over
+/// `i`), with `a` the charge radius (m).
 ///
 /// # Panics
 /// If `x` and `q` differ in length.
-pub fn coulomb_energy(x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Real {
+pub fn coulomb_energy(x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Real {
     assert_eq!(x.len(), q.len());
-    let eps2 = eps * eps;
+    let a2 = a * a;
     let (x, q): (Vec<Vec3>, Vec<Real>) =
         x.iter().zip(q).filter(|(_, &q)| q != 0.0).map(|(x, q)| (*x, *q)).unzip();
     let sum: Real = (0..x.len())
@@ -104,10 +106,7 @@ pub fn coulomb_energy(x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Real {
         .map(|i| {
             let mut e = 0.0;
             for j in i + 1..x.len() {
-                let r2 = (x[i] - x[j]).norm_squared() + eps2;
-                if r2 > 0.0 {
-                    e += q[j] / r2.sqrt();
-                }
+                e += q[j] * inv_r((x[i] - x[j]).norm_squared(), a2);
             }
             e * q[i]
         })
@@ -120,9 +119,9 @@ mod tests {
     use super::*;
     use crate::COULOMB_CONSTANT as KC;
 
-    fn forces(x: &[Vec3], q: &[Real], eps: Real) -> Vec<Vec3> {
+    fn forces(x: &[Vec3], q: &[Real], a: Real) -> Vec<Vec3> {
         let mut out = vec![Vec3::zeros(); x.len()];
-        DirectSum::default().forces(x, q, KC, eps, &mut out).unwrap();
+        DirectSum::default().forces(x, q, KC, a, &mut out).unwrap();
         out
     }
 
@@ -148,14 +147,14 @@ mod tests {
         };
         let x: Vec<Vec3> = (0..37).map(|_| Vec3::new(rnd(), rnd(), rnd())).collect();
         let q: Vec<Real> = (0..37).map(|_| rnd() * 1e-6).collect();
-        let eps = 1e-3;
-        let f = forces(&x, &q, eps);
+        let a = 0.1; // several pairs closer than a: both branches of Eq. (C1)
+        let f = forces(&x, &q, a);
         for i in 0..x.len() {
             let mut e = Vec3::zeros();
             for j in 0..x.len() {
                 if i != j {
                     let r = x[i] - x[j];
-                    e += r * (KC * q[i] * q[j] / (r.norm_squared() + eps * eps).powf(1.5));
+                    e += r * (KC * q[i] * q[j] / r.norm().max(a).powi(3));
                 }
             }
             assert!((f[i] - e).norm() <= 1e-12 * e.norm(), "vertex {i}");
@@ -183,30 +182,84 @@ mod tests {
     fn coincident_charges_give_finite_forces() {
         let x = [Vec3::zeros(), Vec3::zeros(), Vec3::new(1.0, 0.0, 0.0)];
         let q = [1e-6; 3];
-        for eps in [0.0, 1e-3] {
-            let f = forces(&x, &q, eps);
-            assert!(f.iter().all(crate::math::is_finite3), "eps {eps}: {f:?}");
+        for a in [0.0, 1e-3] {
+            let f = forces(&x, &q, a);
+            assert!(f.iter().all(crate::math::is_finite3), "a {a}: {f:?}");
             // the coincident pair exerts nothing on each other; both feel vertex 2 equally
             assert!((f[0] - f[1]).norm() < 1e-12);
-            assert!(coulomb_energy(&x, &q, KC, eps).is_finite());
+            assert!(coulomb_energy(&x, &q, KC, a).is_finite());
+        }
+    }
+
+    /// Central differences of [`coulomb_energy`] against minus the forces, to `tol` of `|f_i|`.
+    fn check_gradient(x: &[Vec3], q: &[Real], a: Real, dh: Real, tol: Real) {
+        let f = forces(x, q, a);
+        for i in 0..x.len() {
+            for c in 0..3 {
+                let (mut xp, mut xm) = (x.to_vec(), x.to_vec());
+                xp[i][c] += dh;
+                xm[i][c] -= dh;
+                let g = (coulomb_energy(&xp, q, KC, a) - coulomb_energy(&xm, q, KC, a)) / (2.0 * dh);
+                assert!((g + f[i][c]).abs() < tol * f[i].norm(), "a {a}, ({i},{c}): {g} vs {}", f[i][c]);
+            }
         }
     }
 
     #[test]
     fn energy_gradient_is_minus_force() {
-        let x = vec![Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.3, 0.1, 0.0), Vec3::new(-0.2, 0.4, 0.5)];
-        let q = [2e-6, -1e-6, 3e-6];
-        let eps = 0.05;
-        let f = forces(&x, &q, eps);
-        let dh = 1e-7;
-        for i in 0..3 {
-            for c in 0..3 {
-                let (mut xp, mut xm) = (x.clone(), x.clone());
-                xp[i][c] += dh;
-                xm[i][c] -= dh;
-                let g = (coulomb_energy(&xp, &q, KC, eps) - coulomb_energy(&xm, &q, KC, eps)) / (2.0 * dh);
-                assert!((g + f[i][c]).abs() < 1e-5 * f[i].norm(), "({i},{c}): {g} vs {}", f[i][c]);
-            }
+        let x = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.3, 0.1, 0.0), Vec3::new(-0.2, 0.4, 0.5)];
+        check_gradient(&x, &[2e-6, -1e-6, 3e-6], 0.05, 1e-7, 1e-5);
+    }
+
+    #[test]
+    fn energy_gradient_is_minus_force_inside_the_charge_radius() {
+        // a = 0.5 m: every pair is inside the ball, the branch Eqs. (C1)–(C2) add
+        let x = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.1, 0.05, 0.0), Vec3::new(-0.05, 0.2, 0.15)];
+        check_gradient(&x, &[2e-6, -1e-6, 3e-6], 0.5, 1e-6, 1e-6);
+    }
+
+    #[test]
+    fn pair_force_is_coulomb_beyond_a_continuous_at_a_and_bounded_below() {
+        // 1 µC and −1 µC at distance r along x, a = 10 mm: |f| = k q² r / max(r, a)³
+        let (q, a) = ([1e-6, -1e-6], 0.01);
+        let f_at = |r: Real| forces(&[Vec3::zeros(), Vec3::new(r, 0.0, 0.0)], &q, a)[0].x;
+        let u_at = |r: Real| coulomb_energy(&[Vec3::zeros(), Vec3::new(r, 0.0, 0.0)], &q, KC, a);
+        let coulomb = |r: Real| KC * 1e-12 / (r * r);
+        for r in [a, 1.0001 * a, 2.0 * a, 1.0] {
+            assert!(
+                (f_at(r) - coulomb(r)).abs() <= 1e-12 * coulomb(r),
+                "r {r}: {} vs {}",
+                f_at(r),
+                coulomb(r)
+            );
+            assert!((u_at(r) + KC * 1e-12 / r).abs() <= 1e-12 * KC * 1e-12 / r, "r {r}");
         }
+        // continuous at a from below, bounded by k q²/a² and linear in r inside
+        let max = coulomb(a);
+        assert!((f_at(a * (1.0 - 1e-9)) - max).abs() <= 1e-8 * max);
+        for r in [0.0, 1e-9, 1e-6, 1e-3, 0.5 * a, 0.999 * a] {
+            let f = f_at(r);
+            assert!(f.is_finite() && f >= 0.0 && f <= max * (1.0 + 1e-12), "r {r}: {f}");
+            assert!((f - max * r / a).abs() <= 1e-12 * max, "r {r}: {f} vs {}", max * r / a);
+        }
+        // the potential is bounded too: −3 k q² / (2a) at contact
+        assert!((u_at(0.0) + 1.5 * KC * 1e-12 / a).abs() <= 1e-12 * KC * 1e-12 / a);
+    }
+
+    #[test]
+    fn forces_inside_the_charge_radius_sum_to_zero() {
+        // a dense cluster (every pair within a) and a few outside: Σ f = 0 to round-off
+        let mut s = 99u64;
+        let mut rnd = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let x: Vec<Vec3> =
+            (0..50).map(|i| Vec3::new(rnd(), rnd(), rnd()) * if i < 40 { 0.01 } else { 1.0 }).collect();
+        let q: Vec<Real> = (0..50).map(|_| rnd() * 1e-6).collect();
+        let f = forces(&x, &q, 0.05);
+        let total: Vec3 = f.iter().sum();
+        let scale: Real = f.iter().map(|f| f.norm()).sum();
+        assert!(total.norm() <= 1e-13 * scale, "{total:?} of {scale}");
     }
 }

@@ -1,9 +1,43 @@
 //! Vertex–vertex Coulomb forces behind one interface, so that approximate and GPU backends
 //! (DDEF, CUDA) plug in beside the exact sum.
 //!
-//! Every backend computes the same quantity, [Paper](crate#references) Eq. (8) with Plummer
-//! softening `ε` (see [`crate::Softening`]):
-//! `f_i = k_c q_i Σ_{j≠i} q_j (x_i − x_j) / (|x_i − x_j|² + ε²)^{3/2}`.
+//! Every backend computes the same quantity, [Paper](crate#references) Eq. (8) for surface
+//! charges: each vertex's charge stands for the charge on its patch of surface, spread over a
+//! ball of radius `a` (the *charge radius*, see [`crate::Softening`]), so that
+//!
+//! ```text
+//! (C1)  f_i = k_c q_i Σ_{j≠i} q_j (x_i − x_j) g(|x_i − x_j|),   g(r) = 1 / max(r, a)³
+//! (C2)  U   = Σ_{i<j} k_c q_i q_j φ_a(|x_i − x_j|),   φ_a(r) = 1/r               (r ≥ a)
+//!                                                     φ_a(r) = (3a² − r²)/(2a³)  (r < a)
+//! ```
+//!
+//! ## Derivation
+//!
+//! A charge `q_j` spread uniformly over a ball of radius `a` has, by Gauss's law, the field
+//! `k_c q_j r̂/r²` outside the ball and `k_c q_j r/a³` inside it (the enclosed charge is
+//! `q_j r³/a³`); integrating `−E·dr` from infinity gives the potential `k_c q_j φ_a(r)` of
+//! (C2), which is `1/r` outside and `(3a² − r²)/(2a³)` inside (the two agree, `1/a`, at
+//! `r = a`). A point charge `q_i` at distance `r` from the centre then feels
+//! `f = q_i E = k_c q_i q_j r_vec g(r)`, (C1). The pair term is symmetric in `i, j`, so the
+//! forces are equal and opposite (linear momentum exact) and `f_i = −∇_i U` (the
+//! gradient of `φ_a` is `−r_vec g(r)` on both sides and continuous at `a`).
+//!
+//! Properties: beyond `a` the law is exactly Coulomb's (no softening at any distance a mesh
+//! neighbour sits at); `|f| ≤ k_c |q_i q_j| / a²`, reached at `r = a`, and the force falls
+//! linearly to 0 as `r → 0` (two patches in contact exert a bounded force, so a contact
+//! solver never has to fight an unbounded attraction); `U` is bounded by
+//! `3 k_c |q_i q_j| / (2a)`. (The ball–ball interaction of two spread charges differs from the
+//! point–ball one only inside `2a`; the point–ball form is used because it has a closed form
+//! that every kernel evaluates branch-free, `s² = max(r², a²)`, at the cost of one `max`.)
+//! `a = 0` is the bare Coulomb law (coincident pairs then contribute nothing).
+//!
+//! The same form runs in every backend: the direct sum and its shared kernels
+//! (`kernel`, Eq. (C1) as `1/max(r², a²)^{3/2}`, Eq. (C2) as `y (3/2 − r² y²/2)` with
+//! `y = 1/max(r, a)`), DDEF's near field, far-field gather and potential, P3M's short-range
+//! part (whose cut-off is kept at least `a`, so that every pair the form changes is summed
+//! exactly and the mesh only carries the Coulomb tail), the CUDA kernels
+//! (`kernels/common.cuh`), the external point charges ([`crate::fields`]) and the gradient's
+//! vector–Jacobian products.
 
 mod ddef;
 mod direct;
@@ -17,7 +51,7 @@ pub use gpu::DirectGpu;
 pub use p3m::{P3m, P3mTimings, P3M_DEFAULT_TOLERANCE};
 
 pub use direct::{coulomb_energy, DirectSum};
-pub(crate) use kernel::inv_r3;
+pub(crate) use kernel::{inv_r, inv_r3};
 
 use crate::error::Result;
 use crate::math::{Real, Vec3};
@@ -118,21 +152,21 @@ pub trait FieldSolver: Send {
     /// [`FieldMethod::AutoCpu`]).
     fn method(&self) -> FieldMethod;
 
-    /// Writes the softened Coulomb force (N) on each vertex into `out`.
+    /// Writes the Coulomb force (N) of Eq. (C1) on each vertex into `out`.
     ///
     /// # Arguments
     /// * `x` — positions (m), world frame; `q` — charges (C); `k_c` — Coulomb's constant
-    ///   (N·m²/C²); `eps` — softening length (m), `>= 0`.
+    ///   (N·m²/C²); `a` — charge radius (m), `>= 0`.
     ///
     /// # Errors
     /// Backend-specific (e.g. a device failure); the direct sum never fails.
     ///
     /// # Panics
     /// If `x`, `q` and `out` differ in length.
-    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()>;
+    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real, out: &mut [Vec3]) -> Result<()>;
 
     /// The Coulomb potential energy (J) whose gradient the forces approximate,
-    /// `Σ_{i<j} k_c q_i q_j / sqrt(|x_i − x_j|² + ε²)`; the energy safeguard of
+    /// `Σ_{i<j} k_c q_i q_j φ_a(|x_i − x_j|)` (Eq. (C2)); the energy safeguard of
     /// [`crate::Integrator::ImexLowDissipation`] reads it after every sub-step. The default is
     /// the exact pairwise sum, [`coulomb_energy`] (`O(c²)` for `c` charged vertices): exact for
     /// the direct backends. [`Ddef`] (also behind [`FieldMethod::DdefGpu`]) overrides it with
@@ -143,8 +177,8 @@ pub trait FieldSolver: Send {
     ///
     /// # Panics
     /// If `x` and `q` differ in length.
-    fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Result<Real> {
-        Ok(coulomb_energy(x, q, k_c, eps))
+    fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Result<Real> {
+        Ok(coulomb_energy(x, q, k_c, a))
     }
 
     /// The force of [`FieldSolver::forces`] with its far part held from the last `forces`
@@ -165,10 +199,10 @@ pub trait FieldSolver: Send {
         x: &[Vec3],
         q: &[Real],
         k_c: Real,
-        eps: Real,
+        a: Real,
         out: &mut [Vec3],
     ) -> Result<bool> {
-        self.forces(x, q, k_c, eps, out).map(|()| false)
+        self.forces(x, q, k_c, a, out).map(|()| false)
     }
 
     /// Tells the backend that its whole field will be evaluated once every `steps` calls and
@@ -196,12 +230,12 @@ pub(crate) trait FarFieldGather: Send {
     /// The method a [`Ddef`] with this gather implements.
     fn method(&self) -> FieldMethod;
 
-    /// Writes `ê(u_j) / k_c = Σ_{i ∉ M_j} q_i (u_j − x_i) / (|u_j − x_i|² + ε²)^{3/2}` for every
-    /// grid point into `out`.
+    /// Writes `ê(u_j) / k_c = Σ_{i ∉ M_j} q_i (u_j − x_i) g(|u_j − x_i|)` (`g` of Eq. (C1)) for
+    /// every grid point into `out`.
     ///
     /// # Arguments
     /// * `grid` — grid points `u_j` (m), world frame; `x`, `q` — charges (m, C, every `q ≠ 0`);
-    ///   `eps2` — `ε²` (m²).
+    ///   `a2` — `a²` (m²), the charge radius squared.
     /// * `near` — `M_j` as CSR: row `j` lists indices into `x`, ascending; one row per grid
     ///   point.
     ///
@@ -212,7 +246,7 @@ pub(crate) trait FarFieldGather: Send {
         grid: &[Vec3],
         x: &[Vec3],
         q: &[Real],
-        eps2: Real,
+        a2: Real,
         near: &Csr,
         out: &mut [Vec3],
     ) -> Result<()>;

@@ -17,15 +17,16 @@ pub struct Adjoints<'a> {
     pub q_bar: &'a mut [Real],
 }
 
-/// `∂F/∂x` and `∂F/∂q` of the softened vertex–vertex Coulomb forces ([Paper](crate#references)
-/// Eq. (8)) applied to the adjoint `f̄`: adds `(∂F/∂x)ᵀ f̄` to `out.x_bar` and `(∂F/∂q)ᵀ f̄` to
-/// `out.q_bar`.
+/// `∂F/∂x` and `∂F/∂q` of the vertex–vertex Coulomb forces ([Paper](crate#references)
+/// Eq. (8), with the charge radius `a` of Eq. (C1) of [`crate::coulomb`]) applied to the
+/// adjoint `f̄`: adds `(∂F/∂x)ᵀ f̄` to `out.x_bar` and `(∂F/∂q)ᵀ f̄` to `out.q_bar`.
 ///
-/// With `r = x_i − x_j`, `s² = |r|² + ε²` and `w = s⁻³`, the force's pair blocks are
-/// `G_ij = k_c q_i q_j (w I − 3 w r rᵀ / s²)` (symmetric in `i, j`), so that
-/// `x̄_i = Σ_j G_ij (f̄_i − f̄_j)` and `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`.
-pub fn coulomb_vjp(x: &[Vec3], q: &[Real], k_c: Real, eps: Real, f_bar: &[Vec3], out: Adjoints<'_>) {
-    let eps2 = eps * eps;
+/// With `r = x_i − x_j`, `s² = max(|r|², a²)` and `w = s⁻³`, the force's pair blocks are
+/// `G_ij = k_c q_i q_j (w I − 3 w r rᵀ / s²)` beyond `a` and `k_c q_i q_j w I` inside it (`w`
+/// is then constant), symmetric in `i, j`, so that `x̄_i = Σ_j G_ij (f̄_i − f̄_j)` and
+/// `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`.
+pub fn coulomb_vjp(x: &[Vec3], q: &[Real], k_c: Real, a: Real, f_bar: &[Vec3], out: Adjoints<'_>) {
+    let a2 = a * a;
     out.x_bar.par_iter_mut().zip(out.q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
         let (xi, fi) = (x[i], f_bar[i]);
         let (mut acc_x, mut acc_q) = (Vec3::zeros(), 0.0);
@@ -34,14 +35,15 @@ pub fn coulomb_vjp(x: &[Vec3], q: &[Real], k_c: Real, eps: Real, f_bar: &[Vec3],
                 continue;
             }
             let r = xi - x[j];
-            let s2 = r.norm_squared() + eps2;
-            let w = inv_r3(s2);
+            let r2 = r.norm_squared();
+            let w = inv_r3(r2, a2);
             if w == 0.0 {
-                continue; // coincident and unsoftened: the forward pass skipped this pair too
+                continue; // coincident at a = 0: the forward pass skipped this pair too
             }
             let df = fi - f_bar[j];
             let rdf = r.dot(&df);
-            acc_x += (df * w - r * (3.0 * w * rdf / s2)) * q[j];
+            let radial = if r2 > a2 { 3.0 * w * rdf / r2 } else { 0.0 };
+            acc_x += (df * w - r * radial) * q[j];
             acc_q += q[j] * w * rdf;
         }
         *xb += acc_x * (k_c * q[i]);
@@ -56,24 +58,25 @@ pub fn external_vjp(
     x: &[Vec3],
     q: &[Real],
     k_c: Real,
-    eps: Real,
+    a: Real,
     f_bar: &[Vec3],
     out: Adjoints<'_>,
 ) {
-    let eps2 = eps * eps;
+    let a2 = a * a;
     out.x_bar.par_iter_mut().zip(out.q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
         let fi = f_bar[i];
         let mut e = ext.uniform;
         let mut jac_t_f = Vec3::zeros();
         for c in &ext.charges {
             let r = x[i] - c.position;
-            let s2 = r.norm_squared() + eps2;
-            let w = inv_r3(s2);
+            let r2 = r.norm_squared();
+            let w = inv_r3(r2, a2);
             if w == 0.0 {
                 continue;
             }
             e += r * (k_c * c.charge * w);
-            jac_t_f += (fi * w - r * (3.0 * w * r.dot(&fi) / s2)) * (k_c * c.charge);
+            let radial = if r2 > a2 { 3.0 * w * r.dot(&fi) / r2 } else { 0.0 };
+            jac_t_f += (fi * w - r * radial) * (k_c * c.charge);
         }
         *xb += jac_t_f * q[i];
         *qb += e.dot(&fi);
@@ -188,20 +191,30 @@ mod tests {
 
     #[test]
     fn coulomb_vjp_matches_finite_differences() {
-        let (k_c, eps) = (crate::COULOMB_CONSTANT, 0.05);
-        check_against_fd(
-            |x, q| {
-                let mut f = vec![Vec3::zeros(); x.len()];
-                DirectSum::default().forces(x, q, k_c, eps, &mut f).unwrap();
-                f
-            },
-            |x, q, fb, x_bar, q_bar| coulomb_vjp(x, q, k_c, eps, fb, Adjoints { x_bar, q_bar }),
-        );
+        // a = 0.5 m puts two of the six pairs inside the charge radius (Eq. (C1)'s inner branch)
+        for eps in [0.05, 0.5] {
+            let k_c = crate::COULOMB_CONSTANT;
+            check_against_fd(
+                |x, q| {
+                    let mut f = vec![Vec3::zeros(); x.len()];
+                    DirectSum::default().forces(x, q, k_c, eps, &mut f).unwrap();
+                    f
+                },
+                |x, q, fb, x_bar, q_bar| coulomb_vjp(x, q, k_c, eps, fb, Adjoints { x_bar, q_bar }),
+            );
+        }
     }
 
     #[test]
     fn external_vjp_matches_finite_differences() {
-        let (k_c, eps) = (crate::COULOMB_CONSTANT, 0.01);
+        // a = 0.9 m puts two of the eight vertex–charge pairs inside the charge radius
+        for eps in [0.01, 0.9] {
+            external_vjp_matches_finite_differences_at(eps);
+        }
+    }
+
+    fn external_vjp_matches_finite_differences_at(eps: Real) {
+        let k_c = crate::COULOMB_CONSTANT;
         let ext = ExternalField {
             charges: vec![
                 PointCharge { position: Vec3::new(1.0, 0.5, 0.0), charge: -3e-6 },

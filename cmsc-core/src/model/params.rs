@@ -59,18 +59,22 @@ pub enum Acceleration {
     Plain,
 }
 
-/// How coincident charges are kept finite: Plummer softening `r² → r² + ε²` in both the
-/// Coulomb force and its potential (so energy stays consistent with the force).
+/// The short-range form of the pair force: each vertex's charge is a surface charge, spread
+/// uniformly over a ball of radius `a` (the *charge radius*), so the force is exactly Coulomb's
+/// beyond `a`, falls linearly to zero inside it and never exceeds `k_c |q_i q_j| / a²`; the
+/// potential is its exact integral (Eqs. (C1)–(C2) of [`crate::coulomb`], derived there).
+/// Every field backend, the external charges and the energy use the same form.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Softening {
-    /// `ε = 10⁻³ ×` the mean spring rest length (or, without springs, `10⁻³ ×` the bounding-box
-    /// diagonal divided by `∛n`). The force between mesh neighbours then differs from Coulomb's
-    /// law by a relative `1.5 (ε/r)² ≈ 1.5·10⁻⁶`, while two coincident charges feel zero force and
-    /// a pair at `r ≪ ε` a bounded one.
+    /// `a = ¼ ×` the rest distance from a vertex to its nearest spring neighbour
+    /// ([`crate::PATCH_FRACTION`]), its 10 % quantile over vertices ([`crate::FINE_QUANTILE`]):
+    /// the pairs of the rest mesh interact by Coulomb's law exactly and only pairs in contact (or an edge crushed to
+    /// half its length) feel the bounded form. Without springs (a charge cloud), `10⁻³ ×` the
+    /// bounding-box diagonal divided by `∛n`, which only keeps coincident pairs finite.
     #[default]
     Auto,
-    /// A fixed softening length `ε` in metres; `0` is the exact law (coincident pairs are then
-    /// skipped, i.e. contribute no force, instead of producing `0/0`).
+    /// A fixed charge radius `a` in metres; `0` is the bare Coulomb law (coincident pairs are
+    /// then skipped, i.e. contribute no force, instead of producing `0/0`).
     Length(Real),
 }
 
@@ -227,7 +231,7 @@ impl SimParams {
         }
         if let Softening::Length(eps) = self.softening {
             if !(eps.is_finite() && eps >= 0.0) {
-                return bad("softening", "length must be finite and >= 0 m");
+                return bad("softening", "charge radius must be finite and >= 0 m");
             }
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! Scenes shared by the integration tests.
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod crossing;
 pub mod field;
 pub mod newton;
 

@@ -1,5 +1,5 @@
 //! Alg. 1, line 4 on the CPU: the far field on the grid, [Paper](crate#references) Eq. (9),
-//! `ê(u_j) = Σ_{i ∉ M_j} q_i (u_j − x_i) / (|u_j − x_i|² + ε²)^{3/2}`, in mixed precision.
+//! `ê(u_j) = Σ_{i ∉ M_j} q_i (u_j − x_i) / max(|u_j − x_i|, a)³` (Eq. (C1) of [`crate::coulomb`]), in mixed precision.
 //!
 //! The gather is `(m + 8) n` pair terms of arithmetic, so it runs in `f32`, eight pairs per AVX2
 //! instruction instead of four, with every sum carried on in `f64`:
@@ -43,7 +43,7 @@ const CHUNK: usize = 1024;
 /// # Arguments
 /// * `blocks` — the grid points in blocks of neighbours (the grid's [`Blocks`]);
 /// * `world` — grid points (m, world frame); `extent` — the largest edge of their box (m);
-/// * `sources` — the charges (m, C), padded with zero charges; `eps2` — the softening `ε²` (m²);
+/// * `sources` — the charges (m, C), padded with zero charges; `a2` — the charge radius squared `a²` (m²);
 /// * `near_start`, `near` — `M_j` as CSR (offsets and items of the location's inverse lists):
 ///   indices into `sources`, ascending within each `j`.
 pub(super) fn far_field(
@@ -51,7 +51,7 @@ pub(super) fn far_field(
     world: &[Vec3],
     extent: Real,
     sources: &Soa,
-    eps2: Real,
+    a2: Real,
     (near_start, near): (&[u32], &[u32]),
     out: &mut [Vec3],
 ) -> usize {
@@ -64,7 +64,7 @@ pub(super) fn far_field(
     }
     let inv_s = 1.0 / extent;
     let qn: Vec<f32> = sources.q.iter().map(|&q| (q / q_max) as f32).collect();
-    let eps2n = (eps2 * inv_s * inv_s) as f32;
+    let a2n = (a2 * inv_s * inv_s) as f32;
     let unscale = q_max * inv_s * inv_s;
     // per point: its field, or None where the guard sends it to f64
     let fields: Vec<Vec<(u32, Option<Vec3>)>> = blocks
@@ -104,7 +104,7 @@ pub(super) fn far_field(
                             q[near[c] as usize - start] = 0.0;
                             c += 1;
                         }
-                        let (e, r2) = frame.sum(targets[t], eps2n, q);
+                        let (e, r2) = frame.sum(targets[t], a2n, q);
                         for &i in &near[first..c] {
                             q[i as usize - start] = qn[i as usize];
                         }
@@ -135,10 +135,10 @@ pub(super) fn far_field(
         .map(|&j| {
             let u = world[j as usize];
             let m_j = &near[near_start[j as usize] as usize..near_start[j as usize + 1] as usize];
-            m_j.iter().fold(field_sum(u, eps2, sources), |e, &i| {
+            m_j.iter().fold(field_sum(u, a2, sources), |e, &i| {
                 let i = i as usize;
                 let r = u - Vec3::new(sources.x[i], sources.y[i], sources.z[i]);
-                e - r * (sources.q[i] * inv_r3(r.norm_squared() + eps2))
+                e - r * (sources.q[i] * inv_r3(r.norm_squared(), a2))
             })
         })
         .collect();
@@ -166,7 +166,7 @@ mod tests {
     }
 
     /// The far field in `f64`, term by term, and `Σ_i |term_i|` per point: the reference.
-    fn reference(world: &[Vec3], x: &[Vec3], q: &[Real], eps2: Real, near: &[Vec<u32>]) -> Vec<(Vec3, Real)> {
+    fn reference(world: &[Vec3], x: &[Vec3], q: &[Real], a2: Real, near: &[Vec<u32>]) -> Vec<(Vec3, Real)> {
         world
             .iter()
             .zip(near)
@@ -175,7 +175,7 @@ mod tests {
                 let mut scale = 0.0;
                 for i in (0..x.len()).filter(|i| !m_j.contains(&(*i as u32))) {
                     let r = u - x[i];
-                    let t = r * (q[i] / (r.norm_squared() + eps2).powf(1.5));
+                    let t = r * (q[i] / r.norm_squared().max(a2).powf(1.5));
                     e += t;
                     scale += t.norm();
                 }

@@ -40,8 +40,8 @@ pub(super) struct NearField<'a> {
     /// The charges (m, C).
     pub x: &'a [Vec3],
     pub q: &'a [Real],
-    /// Softening `ε²` (m²).
-    pub eps2: Real,
+    /// The charge radius squared `a²` (m², Eq. (C1) of [`crate::coulomb`]).
+    pub a2: Real,
     /// False for the "far field ignored" comparison: no interpolation, no corrections.
     pub far_field: bool,
 }
@@ -105,7 +105,7 @@ impl NearField<'_> {
                         let u = self.world[tv[k] as usize];
                         s.masked[k].resize(s.exact.q.len(), 0.0);
                         std::mem::swap(&mut s.exact.q, &mut s.masked[k]);
-                        let part = field_sum_refined::<NEWTON>(u, self.eps2, &s.exact);
+                        let part = field_sum_refined::<NEWTON>(u, self.a2, &s.exact);
                         std::mem::swap(&mut s.exact.q, &mut s.masked[k]);
                         *e = self.e_grid[tv[k] as usize] - part;
                     }
@@ -115,7 +115,7 @@ impl NearField<'_> {
                     .map(|&i| {
                         let psi = loc.bary[i as usize];
                         let far: Vec3 = (0..4).map(|k| e_vertex[k] * psi[k]).sum();
-                        (i, far, field_sum_refined::<NEWTON>(self.x[i as usize], self.eps2, &s.exact))
+                        (i, far, field_sum_refined::<NEWTON>(self.x[i as usize], self.a2, &s.exact))
                     })
                     .collect::<Vec<_>>()
             })

@@ -2,11 +2,11 @@
 //! far parts exactly as the field is ([`super::near`]), on the grid and near sets of the last
 //! [`super::Ddef`] call.
 //!
-//! 1. The potential on the grid, from every charge: `φ(u_v) = Σ_j q_j / (|u_v − x_j|² + ε²)^{1/2}`
+//! 1. The potential on the grid, from every charge: `φ(u_v) = Σ_j q_j φ_a(|u_v − x_j|)`
 //!    ([`grid_potential`], `(m + 8) n` terms in `f64`).
 //! 2. Per tet `τ` with near set `C_τ = ∪_{v ∈ τ} M_v` (as in [`super::near`]): the far potential
-//!    at its vertices `φ̂'_v = φ(u_v) − Σ_{j ∈ C_τ} q_j / |u_v − x_j|_ε`, then per charge `i ∈ τ`
-//!    `φ̂_i = Σ_v ψ_iv φ̂'_v + Σ_{j ∈ C_τ, j ≠ i} q_j / |x_i − x_j|_ε` ([`potentials`]).
+//!    at its vertices `φ̂'_v = φ(u_v) − Σ_{j ∈ C_τ} q_j φ_a(|u_v − x_j|)`, then per charge `i ∈ τ`
+//!    `φ̂_i = Σ_v ψ_iv φ̂'_v + Σ_{j ∈ C_τ, j ≠ i} q_j φ_a(|x_i − x_j|)` ([`potentials`]).
 //!
 //! Far charges (`j ∉ C_τ`) thus enter by linear interpolation over `τ_i`, near ones exactly, each
 //! once; this is the field's rule with the potential kernel in place of the field's. The field
@@ -14,7 +14,7 @@
 //! all charges on the grid and subtracting all of `C_τ` gives the same `φ̂'_v` and needs no
 //! masks. In `f64` the subtraction of a charge close to a grid point loses `10⁻¹⁶` of its term:
 //! below `10⁻¹²` of the result unless a charge comes within `10⁻⁴` of the grid spacing, far
-//! below DDEF's error. Pairs at `r² + ε² < f32::MIN_POSITIVE` (coincident points with `ε = 0`)
+//! below DDEF's error. Pairs at `max(r², a²) < f32::MIN_POSITIVE` (coincident points with `a = 0`)
 //! count zero, in both sums alike. Sums are kept per grid point and per tet and added in order,
 //! so the result repeats exactly.
 
@@ -30,10 +30,10 @@ use crate::math::{Real, Vec3};
 /// cost of the three that reach round-off.
 const NEWTON: usize = 1;
 
-/// `φ(u) / k_c = Σ_j q_j / (|u − x_j|² + ε²)^{1/2}` at every grid point `u` (m), from all the
-/// `sources` (m, C); `eps2` is `ε²` (m²).
-pub(super) fn grid_potential(world: &[Vec3], sources: &Soa, eps2: Real) -> Vec<Real> {
-    world.par_iter().map(|&u| potential_sum_refined::<NEWTON>(u, eps2, sources)).collect()
+/// `φ(u) / k_c = Σ_j q_j φ_a(|u − x_j|)` (Eq. (C2) of [`crate::coulomb`]) at every grid point `u` (m), from all the
+/// `sources` (m, C); `a2` is `a²` (m², the charge radius squared).
+pub(super) fn grid_potential(world: &[Vec3], sources: &Soa, a2: Real) -> Vec<Real> {
+    world.par_iter().map(|&u| potential_sum_refined::<NEWTON>(u, a2, sources)).collect()
 }
 
 /// Per-task buffers of one tet's near set `C_τ`.
@@ -66,7 +66,7 @@ pub(super) fn potentials(near: &NearField, phi_grid: &[Real]) -> (Real, u64) {
             if near.far_field {
                 for (k, phi) in phi_vertex.iter_mut().enumerate() {
                     let v = tv[k] as usize;
-                    *phi = phi_grid[v] - potential_sum_refined::<NEWTON>(near.world[v], near.eps2, &s.exact);
+                    *phi = phi_grid[v] - potential_sum_refined::<NEWTON>(near.world[v], near.a2, &s.exact);
                 }
             }
             let charges = by_tet.row(t as usize);
@@ -77,7 +77,7 @@ pub(super) fn potentials(near: &NearField, phi_grid: &[Real]) -> (Real, u64) {
                 // i ∈ C_τ (its own near set holds τ's vertices): leave its self term out
                 let slot = s.ids.binary_search(&i).expect("a charge is in its own tet's near set");
                 let qi = std::mem::replace(&mut s.exact.q[slot], 0.0);
-                let exact = potential_sum_refined::<NEWTON>(near.x[i as usize], near.eps2, &s.exact);
+                let exact = potential_sum_refined::<NEWTON>(near.x[i as usize], near.a2, &s.exact);
                 s.exact.q[slot] = qi;
                 sum += near.q[i as usize] * (far + exact);
             }

@@ -237,8 +237,8 @@ impl Ddef {
     }
 
     /// Step 5's inputs on the placed grid and located charges: the far field `e_grid` on the
-    /// grid (empty when `far_field` is false or only the potential is wanted) and `ε²`.
-    fn near_field<'a>(&'a self, e_grid: &'a [Vec3], far_field: bool, eps2: Real) -> NearField<'a> {
+    /// grid (empty when `far_field` is false or only the potential is wanted) and `a²`.
+    fn near_field<'a>(&'a self, e_grid: &'a [Vec3], far_field: bool, a2: Real) -> NearField<'a> {
         NearField {
             grid: self.grid.as_ref().expect("a grid was placed"),
             loc: &self.loc,
@@ -246,7 +246,7 @@ impl Ddef {
             e_grid,
             x: &self.charged.x,
             q: &self.charged.q,
-            eps2,
+            a2,
             far_field,
         }
     }
@@ -261,7 +261,7 @@ impl Ddef {
     /// `loc`, `frame` and `world`. Returns `None` when fewer than two vertices are charged (no
     /// pair), otherwise the grid's world box, whether the grid was rebuilt, and the instants
     /// after each step.
-    fn stage(&mut self, x: &[Vec3], q: &[Real], eps: Real) -> Result<Option<(GridBox, bool, [Instant; 3])>> {
+    fn stage(&mut self, x: &[Vec3], q: &[Real], a: Real) -> Result<Option<(GridBox, bool, [Instant; 3])>> {
         self.staged = false;
         self.held = None;
         self.charged.gather(x, q);
@@ -271,7 +271,7 @@ impl Ddef {
         if self.m == 0 {
             self.m = first_grid(self.charged.index.len());
         }
-        let fresh = GridBox::around(self.charged.x.iter().copied(), self.m as usize, eps.max(1e-9));
+        let fresh = GridBox::around(self.charged.x.iter().copied(), self.m as usize, a.max(1e-9));
         let t1 = Instant::now();
         let (grid_box, rebuild) = match self.placement {
             Placement::Uniform => self.place_uniform(fresh)?,
@@ -300,15 +300,15 @@ impl FieldSolver for Ddef {
         self.gather.as_ref().map_or(FieldMethod::Ddef, |g| g.method())
     }
 
-    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
+    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
         let t0 = Instant::now();
         let previous = self.held.take();
-        let Some((grid_box, rebuild, [t1, t2, t3])) = self.stage(x, q, eps)? else {
+        let Some((grid_box, rebuild, [t1, t2, t3])) = self.stage(x, q, a)? else {
             return Ok(()); // no pair, no force
         };
-        let eps2 = eps * eps;
+        let a2 = a * a;
         let grid = self.grid.as_ref().expect("a grid was placed");
         let world = &self.world;
 
@@ -317,18 +317,18 @@ impl FieldSolver for Ddef {
         self.e_grid.resize(world.len(), Vec3::zeros());
         let mut guarded = 0;
         if let (true, Some(gather)) = (self.far_field, self.gather.as_mut()) {
-            gather.gather(world, cx, cq, eps2, &loc.inv, &mut self.e_grid)?;
+            gather.gather(world, cx, cq, a2, &loc.inv, &mut self.e_grid)?;
         } else if self.far_field {
             self.sources.load(cx, cq);
             let near = (&loc.inv.offsets[..], &loc.inv.items[..]);
             let extent = grid_box.size.max();
-            guarded = far_field(&grid.blocks, world, extent, &self.sources, eps2, near, &mut self.e_grid);
+            guarded = far_field(&grid.blocks, world, extent, &self.sources, a2, near, &mut self.e_grid);
         } else {
             self.e_grid.fill(Vec3::zeros());
         }
         let t4 = Instant::now();
 
-        let near = self.near_field(&self.e_grid, self.far_field, eps2);
+        let near = self.near_field(&self.e_grid, self.far_field, a2);
         let fields = near.fields();
         let near_pairs = fields.pairs;
         let far: Vec<Vec3> = fields.far.iter().zip(cq).map(|(e, &qi)| e * (k_c * qi)).collect();
@@ -339,7 +339,7 @@ impl FieldSolver for Ddef {
         // kept only for multiple time stepping: every whole call would copy it for nothing
         if self.far_field && self.interval > 1 {
             let (index, tets) = (&self.charged.index, &self.loc.tet);
-            let previous = previous.filter(|p| !rebuild && p.k_c == k_c && p.eps == eps && p.index == *index);
+            let previous = previous.filter(|p| !rebuild && p.k_c == k_c && p.a == a && p.index == *index);
             let slope = match previous {
                 // the same split for a charge in the same tet of the same grid: its far part is
                 // smooth in time, extrapolate it; otherwise hold it
@@ -355,7 +355,7 @@ impl FieldSolver for Ddef {
                 None => vec![Vec3::zeros(); far.len()],
             };
             self.held =
-                Some(HeldFar { far, slope, calls: 0, index: index.clone(), tets: tets.clone(), k_c, eps });
+                Some(HeldFar { far, slope, calls: 0, index: index.clone(), tets: tets.clone(), k_c, a });
         }
         let t5 = Instant::now();
         let used_m = self.m;
@@ -390,7 +390,7 @@ impl FieldSolver for Ddef {
     /// removed as in `forces`. No grid placement, location, gather or corner corrections: the
     /// cost is the near field's `Σ_τ n_τ |C_τ|` pair terms. Falls back to `forces` when there
     /// is nothing to hold: before the first call, after [`FieldSolver::potential`] placed the
-    /// charges anew, when a charge changed or `k_c` or `ε` differ, for
+    /// charges anew, when a charge changed or `k_c` or `a` differ, for
     /// [`Ddef::without_far_field`], and while the interval
     /// ([`FieldSolver::set_far_field_interval`]) is 1, when `forces` keeps no far part. Between two whole evaluations on the same grid, a charge
     /// that stayed in its tet has its far part extrapolated linearly in the calls since, from its
@@ -400,20 +400,20 @@ impl FieldSolver for Ddef {
         x: &[Vec3],
         q: &[Real],
         k_c: Real,
-        eps: Real,
+        a: Real,
         out: &mut [Vec3],
     ) -> Result<bool> {
         assert!(x.len() == q.len() && q.len() == out.len());
-        let holds = self.held.as_ref().is_some_and(|h| h.k_c == k_c && h.eps == eps);
+        let holds = self.held.as_ref().is_some_and(|h| h.k_c == k_c && h.a == a);
         if !(holds && self.charged.same_charges(q)) {
-            return self.forces(x, q, k_c, eps, out).map(|()| false);
+            return self.forces(x, q, k_c, a, out).map(|()| false);
         }
         let t0 = Instant::now();
         out.fill(Vec3::zeros());
         self.charged.x.clear();
         self.charged.x.extend(self.charged.index.iter().map(|&i| x[i as usize]));
         self.staged = false; // `loc` locates the charges where they were, not at `x`
-        let fields = self.near_field(&[], false, eps * eps).fields();
+        let fields = self.near_field(&[], false, a * a).fields();
         let cq = &self.charged.q;
         let held = self.held.as_mut().expect("checked above");
         held.calls += 1;
@@ -462,20 +462,20 @@ impl FieldSolver for Ddef {
     /// solver; the exact sum takes 190 ms at 10K and 18.6 s at 100K (10× and 28–36× the DDEF
     /// potential). Relative error of `U` against the exact sum 1.3·10⁻⁴–4.2·10⁻⁴ there and
     /// 7·10⁻⁵–1.2·10⁻³ on the test scenes (`tests/ddef.rs`), against the force's ~10⁻².
-    fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Result<Real> {
+    fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Result<Real> {
         assert_eq!(x.len(), q.len());
-        if !(self.staged && self.charged.matches(x, q)) && self.stage(x, q, eps)?.is_none() {
+        if !(self.staged && self.charged.matches(x, q)) && self.stage(x, q, a)?.is_none() {
             return Ok(0.0); // no pair, no energy
         }
-        let eps2 = eps * eps;
+        let a2 = a * a;
         let (cx, cq) = (&self.charged.x, &self.charged.q);
         let phi_grid = if self.far_field {
             self.sources.load(cx, cq);
-            grid_potential(&self.world, &self.sources, eps2)
+            grid_potential(&self.world, &self.sources, a2)
         } else {
             vec![]
         };
-        let near = self.near_field(&[], self.far_field, eps2);
+        let near = self.near_field(&[], self.far_field, a2);
         let (sum, _pairs) = potentials(&near, &phi_grid);
         Ok(0.5 * k_c * sum)
     }
@@ -494,9 +494,9 @@ struct HeldFar {
     /// The charged vertices and their tets when it was computed.
     index: Vec<u32>,
     tets: Vec<u32>,
-    /// The `k_c` and `ε` it was computed with.
+    /// The `k_c` and charge radius `a` it was computed with.
     k_c: Real,
-    eps: Real,
+    a: Real,
 }
 
 /// Removes the mean force over the charged vertices `index` from `out`. Interpolation breaks
@@ -518,10 +518,10 @@ mod tests {
     use super::*;
     use crate::COULOMB_CONSTANT as KC;
 
-    /// `q (p − x) / (|p − x|² + ε²)^{3/2}`: one softened Coulomb term per unit `k_c`.
-    fn term(p: Vec3, x: Vec3, q: Real, eps2: Real) -> Vec3 {
+    /// `q (p − x) / max(|p − x|, a)³`: one Coulomb term (Eq. (C1)) per unit `k_c`.
+    fn term(p: Vec3, x: Vec3, q: Real, a2: Real) -> Vec3 {
         let r = p - x;
-        r * (q * inv_r3(r.norm_squared() + eps2))
+        r * (q * inv_r3(r.norm_squared(), a2))
     }
 
     fn cloud(n: usize, seed: u64) -> (Vec<Vec3>, Vec<Real>) {
@@ -541,12 +541,12 @@ mod tests {
     #[test]
     fn every_charge_is_counted_once_by_the_stated_rule() {
         let (x, q) = cloud(300, 7);
-        let eps = 1e-4;
+        let a = 1e-4;
         let placements = [Placement::Uniform, Placement::Following];
         for (m, placement) in [10, 60, 400].into_iter().flat_map(|m| placements.map(|p| (m, p))) {
             let mut ddef = Ddef::new(m).with_placement(placement);
             let mut out = vec![Vec3::zeros(); x.len()];
-            ddef.forces(&x, &q, KC, eps, &mut out).unwrap();
+            ddef.forces(&x, &q, KC, a, &mut out).unwrap();
             let grid = ddef.grid.as_ref().unwrap();
             let loc = &ddef.loc;
             let gb = ddef.frame.unwrap();
@@ -563,11 +563,11 @@ mod tests {
                         continue;
                     }
                     if tv.iter().any(|v| grid.near(loc.tet[j]).contains(v)) {
-                        e += term(x[i], x[j], q[j], eps * eps);
+                        e += term(x[i], x[j], q[j], a * a);
                         exact += 1;
                     } else {
                         e += (0..4)
-                            .map(|k| term(world[tv[k] as usize], x[j], q[j], eps * eps) * psi[k])
+                            .map(|k| term(world[tv[k] as usize], x[j], q[j], a * a) * psi[k])
                             .sum::<Vec3>();
                     }
                 }
@@ -601,13 +601,13 @@ mod tests {
         ];
         for x in clouds {
             let q: Vec<Real> = (0..x.len()).map(|i| if i % 3 == 0 { -1e-6 } else { 2e-6 }).collect();
-            for (m, eps) in [(10, 0.0), (100, 1e-4), (1000, 0.0)] {
+            for (m, a) in [(10, 0.0), (100, 1e-4), (1000, 0.0)] {
                 for placement in [Placement::Uniform, Placement::Following] {
                     let mut out = vec![Vec3::zeros(); x.len()];
                     let mut ddef = Ddef::new(m).with_placement(placement);
-                    ddef.forces(&x, &q, KC, eps, &mut out).unwrap();
+                    ddef.forces(&x, &q, KC, a, &mut out).unwrap();
                     assert!(out.iter().all(crate::math::is_finite3), "m {m}, {placement:?}: {out:?}");
-                    let u = ddef.potential(&x, &q, KC, eps).unwrap();
+                    let u = ddef.potential(&x, &q, KC, a).unwrap();
                     assert!(u.is_finite(), "m {m}, {placement:?}: potential {u}");
                 }
             }

@@ -63,7 +63,7 @@ impl GpuFarField {
     /// Runs `ddef_far_field` (and `sum_slices`) for the `m` packed grid points and `n` packed
     /// charges: the far field per unit `k_c` in the frame's units, x, y, z blocks of `m` in
     /// [`FieldLaunch::field`].
-    fn run(&mut self, m: usize, n: usize, near_start: &[u32], near: &[u32], eps2: f32) -> Result<()> {
+    fn run(&mut self, m: usize, n: usize, near_start: &[u32], near: &[u32], a2: f32) -> Result<()> {
         let up = &self.launch;
         let d_g_hi = up.upload(&mut self.d_g_hi, &self.g_hi)?;
         let d_g_lo = up.upload(&mut self.d_g_lo, &self.g_lo)?;
@@ -75,7 +75,7 @@ impl GpuFarField {
         self.launch.run("ddef_far_field", m, n, |l| {
             // SAFETY: ddef_far_field(const float4 *g_hi, const float4 *g_lo, int m, const float4
             // *hi, const float4 *lo, int n, int slice, const unsigned *near_start, const unsigned
-            // *near, float eps2, double *partial): 4m, 4m, 4n, 4n floats, m + 1 and
+            // *near, float a2, double *partial): 4m, 4m, 4n, 4n floats, m + 1 and
             // near_start[m] indices (< n), slices * 3m doubles, as the kernel indexes them
             // (kernels/ddef_far.cu).
             unsafe {
@@ -90,7 +90,7 @@ impl GpuFarField {
                     .arg(&l.slice)
                     .arg(d_near_start)
                     .arg(d_near)
-                    .arg(&eps2)
+                    .arg(&a2)
                     .arg(l.partial)
                     .launch(l.cfg)
             }
@@ -120,7 +120,7 @@ impl FarFieldGather for GpuFarField {
         grid: &[Vec3],
         x: &[Vec3],
         q: &[Real],
-        eps2: Real,
+        a2: Real,
         near: &Csr,
         out: &mut [Vec3],
     ) -> Result<()> {
@@ -146,7 +146,7 @@ impl FarFieldGather for GpuFarField {
         }
         frame.pack(grid.iter().map(|u| (*u, 0.0)), &mut self.g_hi, &mut self.g_lo);
         frame.pack(x.iter().zip(q).map(|(p, qi)| (*p, (qi / q_max) as f32)), &mut self.hi, &mut self.lo);
-        self.run(m, n, near_start, near, (eps2 / (frame.scale * frame.scale)) as f32)?;
+        self.run(m, n, near_start, near, (a2 / (frame.scale * frame.scale)) as f32)?;
         let unit = q_max / (frame.scale * frame.scale);
         let (ex, rest) = self.launch.field().split_at(m);
         let (ey, ez) = rest.split_at(m);

@@ -46,13 +46,13 @@ impl DirectGpu {
 
     /// Runs `direct_field` (and `sum_slices`) over the `n` packed charges: the field per unit
     /// `k_c` in the frame's units, x, y, z blocks of `n` in [`FieldLaunch::field`].
-    fn run(&mut self, n: usize, eps2: f32) -> Result<()> {
+    fn run(&mut self, n: usize, a2: f32) -> Result<()> {
         let d_hi = self.launch.upload(&mut self.d_hi, &self.hi)?;
         let d_lo = self.launch.upload(&mut self.d_lo, &self.lo)?;
         let n_i = n as i32;
         self.launch.run("direct_field", n, n, |l| {
             // SAFETY: direct_field(const float4 *hi, const float4 *lo, int n, int slice, float
-            // eps2, double *partial): hi and lo hold 4n floats, partial slices * 3n doubles, and
+            // a2, double *partial): hi and lo hold 4n floats, partial slices * 3n doubles, and
             // the grid covers exactly the ranges the kernel indexes (kernels/direct.cu).
             unsafe {
                 l.stream
@@ -61,7 +61,7 @@ impl DirectGpu {
                     .arg(d_lo)
                     .arg(&n_i)
                     .arg(&l.slice)
-                    .arg(&eps2)
+                    .arg(&a2)
                     .arg(l.partial)
                     .launch(l.cfg)
             }
@@ -74,7 +74,7 @@ impl FieldSolver for DirectGpu {
         FieldMethod::DirectGpu
     }
 
-    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
+    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
         self.charged.clear();
@@ -96,7 +96,7 @@ impl FieldSolver for DirectGpu {
         self.lo.clear();
         let packed = self.charged.iter().map(|&i| (x[i as usize], (q[i as usize] / q_max) as f32));
         frame.pack(packed, &mut self.hi, &mut self.lo);
-        self.run(n, ((eps / frame.scale) * (eps / frame.scale)) as f32)?;
+        self.run(n, ((a / frame.scale) * (a / frame.scale)) as f32)?;
         // e (world) = e (frame) · q_max / L²; f_i = k_c q_i e_i
         let unit = k_c * q_max / (frame.scale * frame.scale);
         let (ex, rest) = self.launch.field().split_at(n);

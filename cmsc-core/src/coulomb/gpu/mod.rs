@@ -15,8 +15,8 @@
 //!
 //! ## Precision of the f32 kernels
 //!
-//! Both kernels evaluate the softened term `q_j (x_i − x_j) / (|x_i − x_j|² + ε²)^{3/2}` of
-//! [Paper](crate#references) Eq. (8)/(9) in f32 and sum in f64. Inputs are mapped to a frame
+//! Both kernels evaluate the term `q_j (x_i − x_j) / max(|x_i − x_j|², a²)^{3/2}` of
+//! [Paper](crate#references) Eq. (8)/(9) (Eq. (C1) of [`crate::coulomb`]) in f32 and sum in f64. Inputs are mapped to a frame
 //! where every coordinate is in `[−1, 1]` (centre and half-size of the points' box, `L`) and
 //! charges to `[−1, 1]` (divided by `max |q|`), so no term over- or underflows. Each
 //! coordinate is stored as two floats `hi + lo` (`lo` = the f32 rounding of the remainder, so
@@ -24,9 +24,9 @@
 //! `d = (hi_i − hi_j) + (lo_i − lo_j)`: the first difference is exact or correctly rounded, the
 //! second is `≈ u` of it, so `d` has relative error `≤ 2u` plus an absolute `≤ 4u²L`, instead of
 //! the `u L / r` of plain f32 positions (10⁻⁴ for neighbours 1/1000 of the mesh apart, as on a
-//! 1M-vertex mesh; 10⁻² in the unit test of a dense cluster). Per term: `r² + ε²` carries
-//! `≤ 7u` (two `2u` from `d`, three fused multiply-adds), `rsqrtf` `≤ 2` ulp `= 4u`, so
-//! `(r² + ε²)^{−3/2}` `≤ 10.5u + 12u + 2u`, and the term `q_j d w` `≤ 30u` with the charge's and
+//! 1M-vertex mesh; 10⁻² in the unit test of a dense cluster). Per term: `s² = max(r², a²)`
+//! carries `≤ 7u` (two `2u` from `d`, a product and two fused multiply-adds; `max` is exact),
+//! `rsqrtf` `≤ 2` ulp `= 4u`, so `s^{−3}` `≤ 10.5u + 12u + 2u`, and the term `q_j d w` `≤ 30u` with the charge's and
 //! the products' roundings. Terms are summed in f32 over chunks of 32 (`≤ 31u` of the chunk's
 //! absolute sum), chunks in f64 (negligible). For target `i`, with `S_i = Σ_j |term_ij|`:
 //!
@@ -39,8 +39,8 @@
 //! uniformly charged shell), where the absolute bound above still holds. That is below 10⁻⁵
 //! (the agreement the tests ask of the direct sum) for cancellation ratios up to ~3 in the worst
 //! case and ~100 typically, and three to four orders of magnitude below DDEF's own
-//! approximation error (10⁻³–10⁻²). Pairs with softened distance below `10⁻¹²L` (only
-//! coincident points with `ε < 10⁻¹²L`) are skipped rather than overflowing f32; the CPU sum
+//! approximation error (10⁻³–10⁻²). Pairs with `max(r, a)` below `10⁻¹²L` (only
+//! coincident points with `a < 10⁻¹²L`) are skipped rather than overflowing f32; the CPU sum
 //! keeps them.
 
 mod ddef;

@@ -11,9 +11,9 @@ const R2_MIN: f32 = 1e-24;
 const ZERO: [f32; 4] = [0.0; 4];
 
 /// `coulomb_term` of the kernels.
-fn term(t: (&[f32], &[f32]), s: (&[f32], &[f32]), eps2: f32, keep: bool, acc: &mut [f32; 3]) {
+fn term(t: (&[f32], &[f32]), s: (&[f32], &[f32]), a2: f32, keep: bool, acc: &mut [f32; 3]) {
     let d: [f32; 3] = std::array::from_fn(|c| (t.0[c] - s.0[c]) + (t.1[c] - s.1[c]));
-    let r2 = d[0].mul_add(d[0], d[1].mul_add(d[1], d[2].mul_add(d[2], eps2)));
+    let r2 = d[0].mul_add(d[0], d[1].mul_add(d[1], d[2] * d[2])).max(a2);
     let inv_r = 1.0 / r2.sqrt();
     let w = if keep && r2 > R2_MIN { s.0[3] * (inv_r * inv_r * inv_r) } else { 0.0 };
     for c in 0..3 {
@@ -26,7 +26,7 @@ fn term(t: (&[f32], &[f32]), s: (&[f32], &[f32]), eps2: f32, keep: bool, acc: &m
 pub fn gather(
     targets: (&[f32], &[f32]),
     sources: (&[f32], &[f32]),
-    eps2: f32,
+    a2: f32,
     near: Option<(&[u32], &[u32])>,
     multiprocessors: u32,
 ) -> Vec<[f64; 3]> {
@@ -58,7 +58,7 @@ pub fn gather(
                         } else {
                             (&ZERO[..], &ZERO[..])
                         };
-                        term(t, s, eps2, (skip >> k) & 1 == 0, &mut acc);
+                        term(t, s, a2, (skip >> k) & 1 == 0, &mut acc);
                     }
                     for k in 0..3 {
                         e[k] += acc[k] as f64;
@@ -102,11 +102,11 @@ mod tests {
     }
 
     /// Exact field per unit `k_c` at `p` from the sources not `excluded`, and `S = Σ |term|`.
-    fn exact(p: Vec3, x: &[Vec3], q: &[Real], eps2: Real, excluded: impl Fn(usize) -> bool) -> (Vec3, Real) {
+    fn exact(p: Vec3, x: &[Vec3], q: &[Real], a2: Real, excluded: impl Fn(usize) -> bool) -> (Vec3, Real) {
         let (mut e, mut s) = (Vec3::zeros(), 0.0);
         for (i, (xi, qi)) in x.iter().zip(q).enumerate() {
             let r = p - xi;
-            let r2 = r.norm_squared() + eps2;
+            let r2 = r.norm_squared().max(a2);
             if excluded(i) || r2 == 0.0 {
                 continue;
             }
@@ -131,17 +131,17 @@ mod tests {
     #[test]
     fn direct_kernel_arithmetic_is_within_the_stated_bound() {
         let (x, q) = two_scales();
-        let eps = 1e-8;
+        let a = 1e-8;
         let frame = Frame::around(x.iter());
         let q_max = q.iter().map(|v| v.abs()).fold(0.0, Real::max);
-        let eps2 = ((eps / frame.scale) * (eps / frame.scale)) as f32;
+        let a2 = ((a / frame.scale) * (a / frame.scale)) as f32;
         let unit = q_max / (frame.scale * frame.scale);
         let relative_l2 = |lo_parts: bool| {
             let (hi, lo) = pack(&x, &q, &frame, lo_parts);
-            let got = gather((&hi, &lo), (&hi, &lo), eps2, None, 132);
+            let got = gather((&hi, &lo), (&hi, &lo), a2, None, 132);
             let (mut err2, mut norm2) = (0.0, 0.0);
             for (i, g) in got.iter().enumerate() {
-                let (e, s) = exact(x[i], &x, &q, eps * eps, |j| j == i);
+                let (e, s) = exact(x[i], &x, &q, a * a, |j| j == i);
                 let d = (Vec3::from(*g) * unit - e).norm();
                 if lo_parts {
                     assert!(d <= BOUND * U * s, "target {i}: error {d:e} > 61 u S = {:e}", BOUND * U * s);
@@ -181,7 +181,7 @@ mod tests {
         }
         let frame = Frame::around(grid.iter().chain(&x));
         let q_max = q.iter().map(|v| v.abs()).fold(0.0, Real::max);
-        let eps = 0.0;
+        let a = 0.0;
         let (g_hi, g_lo) = pack(&grid, &vec![0.0; grid.len()], &frame, true);
         let (hi, lo) = pack(&x, &q, &frame, true);
         let unit = q_max / (frame.scale * frame.scale);
@@ -189,7 +189,7 @@ mod tests {
             let got = gather((&g_hi, &g_lo), (&hi, &lo), 0.0, Some((&near_start, &near)), sms);
             for (j, g) in got.iter().enumerate() {
                 let list = &near[near_start[j] as usize..near_start[j + 1] as usize];
-                let (e, s) = exact(grid[j], &x, &q, eps, |i| list.binary_search(&(i as u32)).is_ok());
+                let (e, s) = exact(grid[j], &x, &q, a, |i| list.binary_search(&(i as u32)).is_ok());
                 let d = (Vec3::from(*g) * unit - e).norm();
                 assert!(d <= BOUND * U * s, "{sms} SMs, grid point {j}: error {d:e}, S = {s:e}");
             }

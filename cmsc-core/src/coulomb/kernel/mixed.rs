@@ -9,7 +9,7 @@
 //! comes from the hardware estimate (relative error `≤ 1.5·2⁻¹²`) and one Newton step
 //! (`≤ 2·10⁻⁷`), so a term is off by about `10⁻⁶ + 3u (1 + 2b/r)` of itself, and a sum of
 //! `N` terms by at most `N/16 · u` of their magnitudes (16 lanes of partial sums). The kernel
-//! also returns the smallest softened distance to a charge it met: a caller that finds one
+//! also returns the smallest squared distance to a charge it met (`max(r², a²)`): a caller that finds one
 //! closer than [`GUARD`] of its frame's width sums that target again in `f64`, so every `f32`
 //! term is within `10⁻⁶ + 3u·65 ≈ 1.3·10⁻⁵` of itself.
 
@@ -20,7 +20,7 @@ use crate::math::{Real, Vec3};
 /// `3u (1 + 2b/r) ≤ 3u · 65` of its term (see the module docs).
 pub(crate) const GUARD: Real = 1.0 / 32.0;
 
-/// `r'² + ε'²` below which a pair contributes nothing (`1/r'³` would overflow `f32`); in units
+/// `max(r'², a'²)` below which a pair contributes nothing (`1/r'³` would overflow `f32`); in units
 /// of the grid box, so only coincident points (`r < 10⁻¹²` of the box) are affected.
 const TINY_R2: f32 = 1e-24;
 
@@ -50,30 +50,31 @@ impl Frame32 {
         }
     }
 
-    /// `Σ_k q_k (p − x_k) / (|p − x_k|² + ε²)^{3/2}` over the sources in `f32`, and the
-    /// smallest `|p − x_k|² + ε²` of a charge (`q_k ≠ 0`) met. `q` (normalized charges) is as
+    /// `Σ_k q_k (p − x_k) / max(|p − x_k|², a²)^{3/2}` over the sources in `f32` (Eq. (C1) of
+    /// [`crate::coulomb`]; `a2` is `a²` in the frame's units), and the smallest
+    /// `max(|p − x_k|², a²)` of a charge (`q_k ≠ 0`) met. `q` (normalized charges) is as
     /// long as the padded frame, with zeros in the padding.
     ///
     /// # Panics
     /// If `q` and the frame differ in length or it is not a multiple of 16.
-    pub fn sum(&self, p: [f32; 3], eps2: f32, q: &[f32]) -> ([f32; 3], f32) {
+    pub fn sum(&self, p: [f32; 3], a2: f32, q: &[f32]) -> ([f32; 3], f32) {
         let n = q.len();
         assert!(self.x.len() == n && self.y.len() == n && self.z.len() == n && n.is_multiple_of(16));
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: AVX2 and FMA are present (checked above); lengths checked above.
-            return unsafe { avx2::sum(p, eps2, self, q) };
+            return unsafe { avx2::sum(p, a2, self, q) };
         }
-        self.sum_portable(p, eps2, q)
+        self.sum_portable(p, a2, q)
     }
 
     /// [`Frame32::sum`] without SIMD intrinsics.
-    pub fn sum_portable(&self, p: [f32; 3], eps2: f32, q: &[f32]) -> ([f32; 3], f32) {
+    pub fn sum_portable(&self, p: [f32; 3], a2: f32, q: &[f32]) -> ([f32; 3], f32) {
         let mut e = [0.0f32; 3];
         let mut closest = f32::INFINITY;
         for (k, &qk) in q.iter().enumerate() {
             let d = [p[0] - self.x[k], p[1] - self.y[k], p[2] - self.z[k]];
-            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+            let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).max(a2);
             if qk != 0.0 {
                 closest = closest.min(r2);
             }
@@ -140,10 +141,10 @@ mod avx2 {
     /// The CPU must support AVX2 and FMA; `q` and the frame's arrays must have equal lengths, a
     /// multiple of 16.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn sum(p: [f32; 3], eps2: f32, f: &Frame32, q: &[f32]) -> ([f32; 3], f32) {
+    pub(super) unsafe fn sum(p: [f32; 3], a2: f32, f: &Frame32, q: &[f32]) -> ([f32; 3], f32) {
         let n = q.len();
         let (px, py, pz) = (_mm256_set1_ps(p[0]), _mm256_set1_ps(p[1]), _mm256_set1_ps(p[2]));
-        let eps2 = _mm256_set1_ps(eps2);
+        let a2 = _mm256_set1_ps(a2);
         let tiny = _mm256_set1_ps(TINY_R2);
         let (half, three_halves) = (_mm256_set1_ps(0.5), _mm256_set1_ps(1.5));
         let mut acc = [_mm256_setzero_ps(); 6];
@@ -162,7 +163,10 @@ mod avx2 {
                     )
                 };
                 let (dx, dy, dz) = (_mm256_sub_ps(px, sx), _mm256_sub_ps(py, sy), _mm256_sub_ps(pz, sz));
-                let r2 = _mm256_fmadd_ps(dx, dx, _mm256_fmadd_ps(dy, dy, _mm256_fmadd_ps(dz, dz, eps2)));
+                let r2 = _mm256_max_ps(
+                    _mm256_fmadd_ps(dx, dx, _mm256_fmadd_ps(dy, dy, _mm256_mul_ps(dz, dz))),
+                    a2,
+                );
                 // NaN where q = 0 (left out, or padding), which `min` passes over
                 let uncharged = _mm256_cmp_ps::<_CMP_EQ_OQ>(sq, _mm256_setzero_ps());
                 closest = _mm256_min_ps(_mm256_or_ps(r2, uncharged), closest);

@@ -1,6 +1,7 @@
-//! The pair kernels every CPU backend sums with: the softened Coulomb term of
-//! [Paper](crate#references) Eq. (8), `q_j (p − x_j) / (|p − x_j|² + ε²)^{3/2}`, over many
-//! sources `j` at one target `p` (the field at `p` divided by `k_c`).
+//! The pair kernels every CPU backend sums with: the Coulomb term of [Paper](crate#references)
+//! Eq. (8) with each charge spread over a ball of radius `a` (see [`super`], Eq. (C1)),
+//! `q_j (p − x_j) / max(|p − x_j|, a)³`, over many sources `j` at one target `p` (the field at
+//! `p` divided by `k_c`).
 //!
 //! - `f64` over sources as structure of arrays ([`Soa`]): [`field_sum_portable`], a
 //!   branch-free loop over [`LANES`]-wide chunks that LLVM turns into SIMD (the `r = 0` guard is
@@ -10,10 +11,10 @@
 //! - `f32` in a local frame with `f64` accumulation ([`mixed`]): eight pairs per AVX2
 //!   instruction, for DDEF's far-field gather (Eq. (9)), whose sums only need to be far more
 //!   accurate than DDEF's own approximation.
-//! - [`inv_r3`], the scalar `1 / (r² + ε²)^{3/2}`, for the sums that run term by term.
-//! - The potential, `Σ_j q_j / (|p − x_j|² + ε²)^{1/2}` ([`potential_sum_refined`]), the same way in
-//!   `f64` (portable, or AVX2+FMA without a square root or division), for DDEF's potential
-//!   energy.
+//! - [`inv_r3`], the scalar `1 / max(r², a²)^{3/2}`, and [`inv_r`], the potential kernel
+//!   (Eq. (C2)), for the sums that run term by term.
+//! - The potential, `Σ_j q_j φ_a(|p − x_j|)` ([`potential_sum_refined`]), the same way in `f64`
+//!   (portable, or AVX2+FMA without a square root or division), for DDEF's potential energy.
 
 mod avx2;
 mod mixed;
@@ -24,11 +25,13 @@ pub(crate) use soa::{Soa, LANES};
 
 use crate::math::{Real, Vec3};
 
-/// Softened inverse cube distance `1 / (r² + ε²)^{3/2}` given `r² + ε²`, or `0` where that is
-/// too small to invert finitely (only possible with `ε = 0` for coincident points).
+/// The force kernel of Eq. (C1), `g(r) = 1 / max(r², a²)^{3/2}` given `r²` and `a²` (m²), or
+/// `0` where that is too small to invert finitely (only possible with `a = 0` for coincident
+/// points).
 #[inline(always)]
-pub(crate) fn inv_r3(r2_soft: Real) -> Real {
-    let r3 = r2_soft * r2_soft.sqrt();
+pub(crate) fn inv_r3(r2: Real, a2: Real) -> Real {
+    let s2 = r2.max(a2);
+    let r3 = s2 * s2.sqrt();
     if r3 > Real::MIN_POSITIVE {
         1.0 / r3
     } else {
@@ -36,11 +39,26 @@ pub(crate) fn inv_r3(r2_soft: Real) -> Real {
     }
 }
 
-/// `Σ_j q_j (p − x_j) / (|p − x_j|² + ε²)^{3/2}` over all sources (the field at `p` divided by
-/// `k_c`, V/m per (N·m²/C²)). Sources at distance 0 with `ε = 0` contribute nothing, which also
-/// drops the self term `j = i`.
+/// The potential kernel of Eq. (C2), `φ_a(r) = 1/r` for `r ≥ a` and `(3a² − r²)/(2a³)` below,
+/// given `r²` and `a²` (m²); `0` where `max(r², a²)` is below `f32::MIN_POSITIVE` (coincident
+/// points with `a = 0`), as in the AVX2 kernel. Written as `y (3/2 − r² y²/2)` with
+/// `y = 1/max(r, a)`, which is `1/r` wherever `r ≥ a`.
 #[inline(always)]
-pub(crate) fn field_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
+pub(crate) fn inv_r(r2: Real, a2: Real) -> Real {
+    let s2 = r2.max(a2);
+    if s2 >= f32::MIN_POSITIVE as Real {
+        let y = 1.0 / s2.sqrt();
+        y * (1.5 - 0.5 * r2 * y * y)
+    } else {
+        0.0
+    }
+}
+
+/// `Σ_j q_j (p − x_j) g(|p − x_j|)` over all sources, `g` of Eq. (C1) (the field at `p` divided
+/// by `k_c`, V/m per (N·m²/C²)). Sources at distance 0 with `a = 0` contribute nothing, which
+/// also drops the self term `j = i` (with `a > 0` its term is `0 · g(0) = 0`).
+#[inline(always)]
+pub(crate) fn field_sum_portable(p: Vec3, a2: Real, s: &Soa) -> Vec3 {
     let (mut ax, mut ay, mut az) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
     let chunks =
         s.x.chunks_exact(LANES)
@@ -49,8 +67,8 @@ pub(crate) fn field_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
     for ((cx, cy), (cz, cq)) in chunks {
         for l in 0..LANES {
             let (dx, dy, dz) = (p.x - cx[l], p.y - cy[l], p.z - cz[l]);
-            let r2 = dx * dx + dy * dy + dz * dz + eps2;
-            let w = cq[l] * inv_r3(r2);
+            let r2 = dx * dx + dy * dy + dz * dz;
+            let w = cq[l] * inv_r3(r2, a2);
             ax[l] += dx * w;
             ay[l] += dy * w;
             az[l] += dz * w;
@@ -59,32 +77,32 @@ pub(crate) fn field_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
     Vec3::new(ax.iter().sum(), ay.iter().sum(), az.iter().sum())
 }
 
-/// The softened field sum at `p` (see [`field_sum_portable`]), with the AVX2+FMA kernel where
+/// The field sum at `p` (see [`field_sum_portable`]), with the AVX2+FMA kernel where
 /// the CPU has it (detected at run time; the check is a cached load), to `f64` round-off.
 #[inline]
-pub(crate) fn field_sum(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
-    field_sum_refined::<3>(p, eps2, s)
+pub(crate) fn field_sum(p: Vec3, a2: Real, s: &Soa) -> Vec3 {
+    field_sum_refined::<3>(p, a2, s)
 }
 
 /// [`field_sum`] with `NEWTON` refinements of the AVX2 kernel's `1/r` estimate: 3 give `f64`
 /// round-off, 1 a relative error of `2·10⁻⁷` per term (`6·10⁻⁷` in `1/r³`) at about 0.8× the
 /// cost. The portable kernel is exact either way.
 #[inline]
-pub(crate) fn field_sum_refined<const NEWTON: usize>(p: Vec3, eps2: Real, s: &Soa) -> Vec3 {
+pub(crate) fn field_sum_refined<const NEWTON: usize>(p: Vec3, a2: Real, s: &Soa) -> Vec3 {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: AVX2 and FMA are present (checked above); `s` is padded to LANES.
-        return unsafe { avx2::field_sum::<NEWTON>(p, eps2, s) };
+        return unsafe { avx2::field_sum::<NEWTON>(p, a2, s) };
     }
-    field_sum_portable(p, eps2, s)
+    field_sum_portable(p, a2, s)
 }
 
-/// `Σ_j q_j / (|p − x_j|² + ε²)^{1/2}` over all sources (the softened potential at `p` divided
-/// by `k_c`, V per (N·m²/C²)). Sources whose `|p − x_j|² + ε²` is below `f32::MIN_POSITIVE`
-/// (coincident points with `ε = 0`) contribute nothing, as in the AVX2 kernel.
+/// `Σ_j q_j φ_a(|p − x_j|)` over all sources, `φ_a` of Eq. (C2) (the potential at `p` divided
+/// by `k_c`, V per (N·m²/C²)). Sources whose `max(|p − x_j|², a²)` is below `f32::MIN_POSITIVE`
+/// (coincident points with `a = 0`) contribute nothing, as in the AVX2 kernel; with `a > 0` a
+/// coincident source (the target itself) contributes `3 q_j / (2a)`.
 #[inline(always)]
-pub(crate) fn potential_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Real {
-    let tiny = f32::MIN_POSITIVE as Real;
+pub(crate) fn potential_sum_portable(p: Vec3, a2: Real, s: &Soa) -> Real {
     let mut acc = [0.0; LANES];
     let chunks =
         s.x.chunks_exact(LANES)
@@ -93,22 +111,21 @@ pub(crate) fn potential_sum_portable(p: Vec3, eps2: Real, s: &Soa) -> Real {
     for ((cx, cy), (cz, cq)) in chunks {
         for l in 0..LANES {
             let (dx, dy, dz) = (p.x - cx[l], p.y - cy[l], p.z - cz[l]);
-            let r2 = dx * dx + dy * dy + dz * dz + eps2;
-            acc[l] += if r2 >= tiny { cq[l] / r2.sqrt() } else { 0.0 };
+            acc[l] += cq[l] * inv_r(dx * dx + dy * dy + dz * dz, a2);
         }
     }
     acc.iter().sum()
 }
 
-/// The softened potential sum at `p` (see [`potential_sum_portable`]), with the AVX2+FMA kernel
+/// The potential sum at `p` (see [`potential_sum_portable`]), with the AVX2+FMA kernel
 /// where the CPU has it and `NEWTON` refinements of its `1/r` estimate: 3 give `f64` round-off,
 /// 1 a relative error of `2·10⁻⁷` per term. The portable kernel is exact either way.
 #[inline]
-pub(crate) fn potential_sum_refined<const NEWTON: usize>(p: Vec3, eps2: Real, s: &Soa) -> Real {
+pub(crate) fn potential_sum_refined<const NEWTON: usize>(p: Vec3, a2: Real, s: &Soa) -> Real {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: AVX2 and FMA are present (checked above); `s` is padded to LANES.
-        return unsafe { avx2::potential_sum::<NEWTON>(p, eps2, s) };
+        return unsafe { avx2::potential_sum::<NEWTON>(p, a2, s) };
     }
-    potential_sum_portable(p, eps2, s)
+    potential_sum_portable(p, a2, s)
 }

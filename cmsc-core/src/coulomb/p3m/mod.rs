@@ -16,7 +16,7 @@ use params::{choose, Choice};
 use short::Cells;
 use split::Split;
 
-use super::{Charged, Ddef, FieldMethod, FieldSolver};
+use super::{inv_r, Charged, Ddef, FieldMethod, FieldSolver};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
 
@@ -72,8 +72,8 @@ struct Mesh {
 /// **Error.** [`P3m::with_tolerance`] asks for a relative RMS force error (`‖F − F_exact‖ /
 /// ‖F_exact‖` over the charges); the default is [`P3M_DEFAULT_TOLERANCE`], 10⁻², and 10⁻³ is
 /// `P3m::with_tolerance(1e-3)`. The settings per level are calibrated (`tests/p3m.rs` checks
-/// them against the direct sum); the softening `ε` is exact within `r_c` and costs `1.5 ε²/r²`
-/// beyond it, which the chosen `r_c` keeps below the tolerance.
+/// them against the direct sum); the short-range form of charges closer than `a` (Eq. (C1) of
+/// [`crate::coulomb`]) is exact, since `r_c ≥ a`.
 ///
 /// **Sparse scenes.** The mesh spans the charges' box at the spacing their neighbours need, so
 /// empty space between objects costs mesh points: two 50K-vertex tori 3 m apart take 83 ms
@@ -88,7 +88,7 @@ struct Mesh {
 /// (`split`); the smooth part on a regular mesh (charges spread with B-splines of order `p`,
 /// `spline`; convolved by FFT with 2× zero padding and a cached, deconvolved kernel
 /// transform, `fft`; the field interpolated back with the same splines); the rest summed
-/// exactly, softened, over pairs within `r_c` on a cell list (`short`). `α`, `h`, `p` and
+/// exactly (Eq. (C1) of [`crate::coulomb`]), over pairs within `r_c` on a cell list (`short`). `α`, `h`, `p` and
 /// `r_c` follow from the error asked for (`params`). `O(n)` in the pair sum at fixed density
 /// and `O(M log M)` in the mesh of `M` points.
 ///
@@ -181,7 +181,7 @@ impl P3m {
     /// Gathers the charges, (re)chooses the mesh when needed, spreads and transforms the charges
     /// and sorts them into cells. Returns `false` when fewer than two vertices are charged or
     /// the scene falls back to DDEF.
-    fn stage(&mut self, x: &[Vec3], q: &[Real], eps: Real) -> Result<bool> {
+    fn stage(&mut self, x: &[Vec3], q: &[Real], a: Real) -> Result<bool> {
         self.staged = false;
         self.charged.gather(x, q);
         let n = self.charged.x.len();
@@ -214,7 +214,7 @@ impl P3m {
             self.mesh.as_mut().expect("kept").grid.center(lo, hi);
             self.timings.setup = 0.0;
         } else {
-            match choose(&self.charged.x, lo, hi, self.tolerance, eps) {
+            match choose(&self.charged.x, lo, hi, self.tolerance, a) {
                 Choice::Fallback(why) => {
                     self.mesh = None;
                     self.fallback = Some((Ddef::adaptive(), why, (hi - lo).norm()));
@@ -283,16 +283,16 @@ impl FieldSolver for P3m {
         }
     }
 
-    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real, out: &mut [Vec3]) -> Result<()> {
+    fn forces(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real, out: &mut [Vec3]) -> Result<()> {
         assert!(x.len() == q.len() && q.len() == out.len());
         out.fill(Vec3::zeros());
         if coincident(x, q).is_some() {
             return Ok(()); // every pair at distance 0: no force, as in the direct sum
         }
-        if !self.stage(x, q, eps)? {
+        if !self.stage(x, q, a)? {
             self.timings.fell_back = self.fallback.is_some();
             if let Some((ddef, _, _)) = &mut self.fallback {
-                return ddef.forces(x, q, k_c, eps, out);
+                return ddef.forces(x, q, k_c, a, out);
             }
             return Ok(()); // no pair, no force
         }
@@ -309,7 +309,7 @@ impl FieldSolver for P3m {
         spline::interpolate_field(&mesh.grid, &self.u, &self.field, &mut long);
         let t2 = Instant::now();
         let mut near = vec![Vec3::zeros(); n];
-        self.cells.fields(&mesh.split, eps * eps, &mut near);
+        self.cells.fields(&mesh.split, a * a, &mut near);
         for (s, &i) in self.cells.index.iter().enumerate() {
             long[i as usize] += near[s];
         }
@@ -336,16 +336,17 @@ impl FieldSolver for P3m {
     /// energy), plus the short-range pair sums. After [`FieldSolver::forces`] at the same positions it
     /// reuses the charges' transform and cell list: one inverse transform, one interpolation
     /// and one pair sum of one component.
-    fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, eps: Real) -> Result<Real> {
+    fn potential(&mut self, x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Result<Real> {
         assert_eq!(x.len(), q.len());
         if let Some((sum, squares)) = coincident(x, q) {
-            // every pair at distance 0: Σ_{i<j} q_i q_j / ε, or nothing at ε = 0 (as the direct sum)
-            return Ok(if eps > 0.0 { 0.5 * k_c * (sum * sum - squares) / eps } else { 0.0 });
+            // every pair at distance 0: Σ_{i<j} q_i q_j φ_a(0) = 3/(2a), or nothing at a = 0 (as
+            // the direct sum)
+            return Ok(0.5 * k_c * (sum * sum - squares) * inv_r(0.0, a * a));
         }
         let reuse = self.staged && self.fallback.is_none() && self.charged.matches(x, q);
-        if !reuse && !self.stage(x, q, eps)? {
+        if !reuse && !self.stage(x, q, a)? {
             if let Some((ddef, _, _)) = &mut self.fallback {
-                return ddef.potential(x, q, k_c, eps);
+                return ddef.potential(x, q, k_c, a);
             }
             return Ok(0.0);
         }
@@ -356,7 +357,7 @@ impl FieldSolver for P3m {
         let mut long = vec![0.0; n];
         spline::interpolate_potential(&mesh.grid, &self.u, &self.phi, &mut long);
         let mut near = vec![0.0; n];
-        self.cells.potentials(&mesh.split, eps * eps, &mut near);
+        self.cells.potentials(&mesh.split, a * a, &mut near);
         let mut own = vec![0.0; n];
         spline::self_interaction(&mesh.grid, &self.u, &mesh.near_kernel, &mut own);
         let cq = &self.charged.q;

@@ -69,14 +69,15 @@ pub(super) enum Choice {
     Fallback(String),
 }
 
-/// Chooses the parameters for the charges `x` (box `lo..hi`) at `tolerance` with softening `eps`
-/// (m): the cut-off must also be far enough beyond `ε` that the softening's own difference
-/// from the mesh's unsoftened law, `1.5 ε²/r_c²`, is within the tolerance.
-pub(super) fn choose(x: &[Vec3], lo: Vec3, hi: Vec3, tolerance: Real, eps: Real) -> Choice {
+/// Chooses the parameters for the charges `x` (box `lo..hi`) at `tolerance` with charge radius
+/// `a` (m): the cut-off is at least `a`, so that every pair closer than `a` (where the law is
+/// not Coulomb's, Eq. (C1) of [`crate::coulomb`]) is summed exactly and the mesh carries only
+/// the Coulomb tail.
+pub(super) fn choose(x: &[Vec3], lo: Vec3, hi: Vec3, tolerance: Real, a: Real) -> Choice {
     let acc = accuracy(tolerance);
     let n = x.len();
     let diag = (hi - lo).norm();
-    let floor = (diag * 1e-6).max(1e-9).max(eps * (1.5 / tolerance).sqrt());
+    let floor = (diag * 1e-6).max(1e-9).max(a);
     // candidates: the distance to the k-th neighbour (k pairs per charge), and beyond the box's
     // diagonal when every pair is within the neighbours allowed (a few charges then get a coarse
     // mesh that carries little)

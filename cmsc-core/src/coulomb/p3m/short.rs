@@ -1,4 +1,5 @@
-//! The short-range part: for every pair closer than `r_c`, the exact softened term minus the
+//! The short-range part: for every pair closer than `r_c`, the exact term (Eq. (C1) of
+//! [`crate::coulomb`]) minus the
 //! mesh's long-range one ([`super::split`]), summed over a cell list of cells at least `r_c / 2`
 //! wide. Charges are counting-sorted by cell (`x` fastest), so the five cells `x − 2 … x + 2`
 //! of a neighbouring row are one contiguous run: each cell's targets scan 25 runs, the sources
@@ -8,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use crate::coulomb::kernel::LANES;
+use crate::coulomb::kernel::{inv_r, LANES};
 
 use super::spline::Shared;
 use super::split::{clenshaw, Split, DEGREE};
@@ -80,11 +81,11 @@ impl Cells {
         (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
     }
 
-    /// The short-range field sums per sorted charge: `Σ_{j, r < r_c} q_j d (1/(r² + ε²)^{3/2} −
+    /// The short-range field sums per sorted charge: `Σ_{j, r < r_c} q_j d (1/max(r², a²)^{3/2} −
     /// L(r))` with `d = x_i − x_j` (the field over `k_c`), written to `out` in sorted order.
-    pub fn fields(&self, split: &Split, eps2: Real, out: &mut [Vec3]) {
+    pub fn fields(&self, split: &Split, a2: Real, out: &mut [Vec3]) {
         let avx2 = has_avx2();
-        let fit = Fit32::new(split, eps2);
+        let fit = Fit32::new(split, a2);
         self.for_each_cell(out, |targets, src, out| {
             let origin = Vec3::new(self.x[targets.start], self.y[targets.start], self.z[targets.start]);
             src.narrow(origin);
@@ -105,16 +106,17 @@ impl Cells {
         });
     }
 
-    /// The short-range potential sums per sorted charge, `Σ_{j ≠ i, r < r_c} q_j (1/√(r² + ε²)
-    /// − erf(α r)/r)` (a coincident pair at `ε = 0` has no exact term, as in the direct sum).
-    pub fn potentials(&self, split: &Split, eps2: Real, out: &mut [Real]) {
+    /// The short-range potential sums per sorted charge, `Σ_{j ≠ i, r < r_c} q_j (φ_a(r)
+    /// − erf(α r)/r)` (`φ_a` of Eq. (C2); a coincident pair at `a = 0` has no exact term, as in
+    /// the direct sum).
+    pub fn potentials(&self, split: &Split, a2: Real, out: &mut [Real]) {
         self.for_each_cell(out, |targets, src, out| {
             for (t, o) in targets.clone().zip(out.iter_mut()) {
                 let p = Vec3::new(self.x[t], self.y[t], self.z[t]);
                 // the target itself is in `src`: its exact term is not counted (r = 0 and, with
-                // ε > 0, it would be q/ε), so add back what the sum subtracts for it
-                let own = self.q[t] * (exact_inv_r(eps2) - clenshaw(&split.potential, -1.0));
-                *o = potential_portable(p, src, split, eps2) - own;
+                // a > 0, it would be 3q/(2a)), so add back what the sum subtracts for it
+                let own = self.q[t] * (inv_r(0.0, a2) - clenshaw(&split.potential, -1.0));
+                *o = potential_portable(p, src, split, a2) - own;
             }
         });
     }
@@ -232,16 +234,6 @@ fn has_avx2() -> bool {
     false
 }
 
-/// `1/√s`, or 0 where `s` is too small to invert finitely (coincident points at `ε = 0`).
-#[inline(always)]
-fn exact_inv_r(s: Real) -> Real {
-    if s >= f32::MIN_POSITIVE as Real {
-        1.0 / s.sqrt()
-    } else {
-        0.0
-    }
-}
-
 /// `f32` lanes of the field kernel: two AVX2 registers.
 const LANES32: usize = 16;
 
@@ -250,16 +242,16 @@ struct Fit32 {
     coefficients: [f32; DEGREE + 1],
     to_unit: f32,
     rc2: f32,
-    eps2: f32,
+    a2: f32,
 }
 
 impl Fit32 {
-    fn new(split: &Split, eps2: Real) -> Fit32 {
+    fn new(split: &Split, a2: Real) -> Fit32 {
         Fit32 {
             coefficients: split.field.map(|c| c as f32),
             to_unit: split.to_unit as f32,
             rc2: (split.r_c * split.r_c) as f32,
-            eps2: eps2 as f32,
+            a2: a2 as f32,
         }
     }
 }
@@ -271,7 +263,7 @@ unsafe fn field_avx2(p: [f32; 3], s: &Sources, fit: &Fit32) -> Vec3 {
     field_portable(p, s, fit)
 }
 
-/// `Σ_j q_j d (1/(r² + ε²)^{3/2} − L(r))` over the sources within `r_c` of `p` (all relative
+/// `Σ_j q_j d (1/max(r², a²)^{3/2} − L(r))` over the sources within `r_c` of `p` (all relative
 /// to the cell's origin), [`LANES32`] at a time with the lanes' own accumulators, branch-free
 /// (selects), `L` by its Chebyshev fit; in `f32` (relative error ~10⁻⁶ of the pair sum, far
 /// below the method's 10⁻³), summed in `f64` per lane at the end.
@@ -303,7 +295,7 @@ fn field_portable(p: [f32; 3], s: &Sources, fit: &Fit32) -> Vec3 {
         }
         for l in 0..LANES32 {
             let long = fit.coefficients[0] + y[l] * b1[l] - b2[l];
-            let soft = r2[l] + fit.eps2;
+            let soft = r2[l].max(fit.a2);
             let r3 = soft * soft.sqrt();
             let exact = if r3 > f32::MIN_POSITIVE { 1.0 / r3 } else { 0.0 };
             let w = if r2[l] < fit.rc2 { cq[l] * (exact - long) } else { 0.0 };
@@ -316,10 +308,10 @@ fn field_portable(p: [f32; 3], s: &Sources, fit: &Fit32) -> Vec3 {
     Vec3::new(sum(ax), sum(ay), sum(az))
 }
 
-/// `Σ_j q_j (1/√(r² + ε²) − erf(α r)/r)` over the sources within `r_c` of `p` (including `p`
+/// `Σ_j q_j (φ_a(r) − erf(α r)/r)` over the sources within `r_c` of `p` (including `p`
 /// itself if it is a source: the caller removes it).
 #[inline(always)]
-fn potential_portable(p: Vec3, s: &Sources, split: &Split, eps2: Real) -> Real {
+fn potential_portable(p: Vec3, s: &Sources, split: &Split, a2: Real) -> Real {
     let rc2 = split.r_c * split.r_c;
     let mut acc = [0.0; LANES];
     let chunks =
@@ -335,7 +327,7 @@ fn potential_portable(p: Vec3, s: &Sources, split: &Split, eps2: Real) -> Real {
         }
         let long = clenshaw_lanes(&split.potential, &y);
         for l in 0..LANES {
-            let w = if r2[l] < rc2 { cq[l] * (exact_inv_r(r2[l] + eps2) - long[l]) } else { 0.0 };
+            let w = if r2[l] < rc2 { cq[l] * (inv_r(r2[l], a2) - long[l]) } else { 0.0 };
             acc[l] += w;
         }
     }

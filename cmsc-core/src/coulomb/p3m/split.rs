@@ -1,9 +1,10 @@
 //! Ewald's split of the Coulomb kernel, `1/r = erf(α r)/r + erfc(α r)/r`: the smooth long-range
 //! part goes to the mesh ([`super::fft`]), the rest is summed pair by pair within the cut-off
-//! `r_c` ([`super::short`]). The pair sum adds the exact softened term and subtracts the mesh's
-//! long-range one, so the forces keep the Plummer softening of the other backends exactly where
-//! it matters (near pairs) and the two parts add up to the softened law up to `erfc(α r_c)` and
-//! `1.5 ε²/r_c²` beyond the cut-off.
+//! `r_c` ([`super::short`]). The pair sum adds the exact term of the other backends (charges
+//! spread over balls of radius `a`, Eqs. (C1)–(C2) of [`crate::coulomb`]) and subtracts the
+//! mesh's long-range one, so the forces keep the short-range form exactly where it matters
+//! (near pairs: the cut-off is kept at least `a`, see [`super::params`]) and the two parts add
+//! up to it up to `erfc(α r_c)` beyond the cut-off, where it is Coulomb's law.
 
 use crate::math::Real;
 
