@@ -96,6 +96,8 @@ class Setup:
     #: them (None or all 0: off)
     self_triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
     self_distance: np.ndarray | None = None
+    #: friction between layers (n,) 1/s per vertex (None or all 0: frictionless)
+    self_friction: np.ndarray | None = None
     #: obstacles (None: none)
     colliders: MeshColliders | None = None
     #: adaptive substeps: each of a frame's substeps (`params.time_step`) is taken in as many
@@ -123,6 +125,8 @@ class Setup:
                 sim.set_relative_damping(self.part_damping[0])
             if self.self_distance is not None and (self.self_distance > 0).any() and len(self.self_triangles):
                 sim.set_self_collision(self.self_triangles, self.self_distance)
+                if self.self_friction is not None and (self.self_friction > 0).any():
+                    sim.set_self_collision_friction(self.self_friction)
             c = self.colliders
             if c is not None and len(c.thickness):
                 sim.set_mesh_colliders(c.vertices, c.triangles, c.first_triangle, c.thickness, c.friction)
@@ -165,6 +169,9 @@ def combine(setups, params):
         ),
         self_distance=np.concatenate(
             [s.self_distance if s.self_distance is not None else np.zeros(len(s.x0)) for s in setups]
+        ),
+        self_friction=np.concatenate(
+            [s.self_friction if s.self_friction is not None else np.zeros(len(s.x0)) for s in setups]
         ),
     )
 

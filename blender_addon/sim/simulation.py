@@ -205,6 +205,13 @@ class Simulation:
         d = np.ascontiguousarray(distance, dtype=np.float64).reshape(-1)
         self._call("cmsc_set_self_collision", _ptr(t, ctypes.c_uint32), len(t), _ptr(d), len(d))
 
+    def set_self_collision_friction(self, rate):
+        """Friction between layers (n,) 1/s per vertex: a touching vertex's slip keeps
+        exp(-rate h) per step of length h, the same per second at any number of substeps
+        (0: frictionless). After `set_self_collision`, which resets it."""
+        r = _f64(rate, (self.n_vertices,), "rate")
+        self._call("cmsc_set_self_collision_friction", _ptr(r), len(r))
+
     def set_sphere_colliders(self, centers, radii):
         """Sphere obstacles: centers (k, 3) m, radii (k,) m."""
         c = np.ascontiguousarray(centers, dtype=np.float64).reshape(-1, 3)

@@ -96,6 +96,7 @@ def setup(scene, obj, substeps=None):
         # every object's surface repels the vertices that collide (faces without area have no side)
         self_triangles=_with_area(x0, faces.surface()),
         self_distance=np.full(n, s.self_collision_distance if s.self_collision else 0.0),
+        self_friction=np.full(n, s.self_collision_friction if s.self_collision else 0.0),
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
         group_weights=np.array(rows).reshape(-1, n),
     )

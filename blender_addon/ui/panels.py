@@ -138,6 +138,9 @@ class CMSC_PT_main(bpy.types.Panel):
         sub = row.row()
         sub.active = s.self_collision
         sub.prop(s, "self_collision_distance")
+        sub = col.row()
+        sub.active = s.self_collision
+        sub.prop(s, "self_collision_friction")
 
 
 class CMSC_PT_charges(_Sub, bpy.types.Panel):

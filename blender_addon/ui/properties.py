@@ -91,6 +91,9 @@ DEFAULT_RELATIVE_DAMPING = 2.0
 #: finer mesh takes more steps for its charges, so less numerical damping; 6 % at three).
 DEFAULT_SUBSTEPS = 3
 DEFAULT_MAX_SUBSTEPS = 32
+#: Layer Friction of new objects (1/s): touching layers stop sliding within about a fifth of a
+#: second (Blender's Cloth has self-friction on by default too). Files from before keep 0.
+DEFAULT_LAYER_FRICTION = 5.0
 
 #: A new charge group's charge (µC, the group's total): on the default 2 m, 1 kg mesh with the
 #: default springs (100 / 10 N/m) it swells a sphere by ~2 % of its radius, visibly and bounded
@@ -350,6 +353,15 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         description="How far (m) this object's vertices keep from the surfaces with Self Collision",
         default=0.015, min=0.0, soft_max=0.2, subtype="DISTANCE", unit="LENGTH", precision=4,
         update=_object_setting,
+    )
+    self_collision_friction: FloatProperty(
+        name="Layer Friction",
+        description=(
+            "Friction between touching layers with Self Collision (1/s): how fast their sliding stops, a "
+            "sliding contact keeping exp(-rate × seconds) of its slip, at any number of substeps. 0: "
+            "frictionless (files made before)"
+        ),
+        default=DEFAULT_LAYER_FRICTION, min=0.0, soft_max=100.0, update=_object_setting,
     )
     preview: BoolProperty(
         name="Live Preview",

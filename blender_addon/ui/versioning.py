@@ -7,7 +7,8 @@ PER_VERTEX (charge × weight on each vertex) and its objects undamped. Version 2
 default Iterations from 10 to 6 (accelerated iterations): an object that never set them ran 10
 and keeps 10. Version 3 added Adaptive Substeps (on for new objects: more steps only where the
 charges or the motion need them, iterations that stop when converged): a file from before keeps
-its fixed steps (off), and an object that never set Substeps keeps the 5 it ran. The add-on
+its fixed steps (off), an object that never set Substeps keeps the 5 it ran, and Self Collision
+keeps its frictionless layers (Layer Friction 0). The add-on
 stamps every simulated object (enabled, or with charge groups) when a file is saved
 (`save_pre`); on load (`load_post`) an object with an older stamp gets the old meanings of what
 changed since, and the stamp."""
@@ -65,6 +66,7 @@ def on_load_post(*args):
         if version < 3:
             obj.cmsc.adaptive_substeps = False
             kept.append("fixed substeps")
+            obj.cmsc.self_collision_friction = 0.0  # self-collision had no friction between layers
             if not obj.cmsc.is_property_set("substeps") and obj.cmsc.substeps != OLD_SUBSTEPS:
                 obj.cmsc.substeps = OLD_SUBSTEPS
                 kept.append(f"{OLD_SUBSTEPS} substeps")

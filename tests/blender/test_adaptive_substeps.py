@@ -100,6 +100,7 @@ def test_a_file_from_before_keeps_its_fixed_substeps(tmp_path):
         assert bpy.ops.wm.open_mainfile(filepath=str(v2)) == {"FINISHED"}
         old = bpy.data.objects["ball"]
         assert not old.cmsc.adaptive_substeps and old.cmsc.substeps == versioning.OLD_SUBSTEPS
+        assert old.cmsc.self_collision_friction == 0.0, "its self-collision had frictionless layers"
         _, job = addon_module("ui.bake").bake(bpy.context, old, Reports())
         assert job.steps == [versioning.OLD_SUBSTEPS] * 3, "it bakes the fixed steps it was made with"
         fixed = read_pc2(old.cmsc.cache_path)
@@ -132,3 +133,18 @@ def test_a_joint_bake_is_adaptive_only_when_every_object_is(scene):
     t = inputs.joint_timing([a, b])
     assert (t.substeps, t.max_substeps) == (2, 0)
     assert "2 substeps" in panel_text()
+
+
+def test_layer_friction_reaches_the_simulation(scene):
+    sc, tmp = scene
+    inputs = addon_module("ui.inputs")
+    obj = charged_sphere(tmp, frames=3)
+    s = obj.cmsc
+    s.self_collision, s.self_collision_distance = True, 0.01
+    assert s.self_collision_friction == addon_module("ui.properties").DEFAULT_LAYER_FRICTION
+    s.self_collision_friction = 12.0
+    run = inputs.run_start(sc, [obj])
+    assert np.all(run.joint.self_friction == 12.0)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}  # the library takes it (1/s per vertex)
+    s.self_collision = False
+    assert np.all(inputs.run_start(sc, [obj]).joint.self_friction == 0.0)

@@ -110,7 +110,7 @@ def test_preview_substeps_set_the_previews_step_and_leave_the_bake_alone(scene, 
     played = play(sc, range(1, FRAMES + 1))
     assert preview.is_running(obj)
 
-    # it is the motion of a bake with one substep per frame, not of the two-substep bake
+    # it is the motion of a bake with one fixed substep per frame, not of the two-substep bake
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     two = read_pc2(obj.cmsc.cache_path)
     assert not obj.cmsc.cache_outdated
@@ -118,6 +118,7 @@ def test_preview_substeps_set_the_previews_step_and_leave_the_bake_alone(scene, 
     assert not obj.cmsc.cache_outdated
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
     obj.cmsc.substeps = 1
+    obj.cmsc.adaptive_substeps = False  # the preview's substeps are fixed
     sc.frame_set(1)
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     one = read_pc2(obj.cmsc.cache_path)
