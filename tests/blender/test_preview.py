@@ -106,6 +106,7 @@ def test_preview_substeps_set_the_previews_step_and_leave_the_bake_alone(scene, 
     sc, tmp = scene
     obj = rigged(tmp)
     assert obj.cmsc.substeps == 2
+    obj.cmsc.adaptive_substeps = False  # fixed steps and iterations: the preview and the bakes alike
     obj.cmsc.preview_substeps = 1  # the default for new objects: one step of a whole frame
     played = play(sc, range(1, FRAMES + 1))
     assert preview.is_running(obj)
@@ -118,7 +119,6 @@ def test_preview_substeps_set_the_previews_step_and_leave_the_bake_alone(scene, 
     assert not obj.cmsc.cache_outdated
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
     obj.cmsc.substeps = 1
-    obj.cmsc.adaptive_substeps = False  # the preview's substeps are fixed
     sc.frame_set(1)
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     one = read_pc2(obj.cmsc.cache_path)
