@@ -13,10 +13,10 @@
 //!    onto the ground and spheres and out of the triangle-mesh obstacles
 //!    ([`crate::MeshColliders`]), with friction (collision module docs);
 //! 5. **guard and commit** — the step is rejected with [`Error::Diverged`], the state
-//!    untouched, if any position or velocity is not finite, or if the integrator threw a free
-//!    vertex many times the whole system's size ([`unresolved_motion`], measured before the
-//!    pins: a runaway, whose explicit forces no longer describe the step); otherwise the
-//!    buffers become the state.
+//!    untouched, if any position or velocity is not finite, or if the integrator (measured
+//!    before the pins) or the contact response threw a free vertex many times the whole
+//!    system's size ([`unresolved_motion`]: a runaway, whose explicit forces no longer describe
+//!    the step); otherwise the buffers become the state.
 //!
 //! The [`Stepper`] owns what stepping needs besides the model and the state (as rapier's
 //! pipeline owns its scratch): the [`ExplicitForces`] (the field backend and the far-field
@@ -373,6 +373,12 @@ impl Stepper {
         let runaway = unresolved_motion(&state.x, x_new, &model.mass, &model.pins.pinned);
         pin(model, &state.x, x_new, v_new); // 3. pins
         let contacts = collide(model, state, x_new, v_new); // 4. collisions
+                                                            // a contact response that threw a vertex is a runaway too (it feeds the next step's forces)
+        let runaway = runaway.or_else(|| {
+            (contacts > 0)
+                .then(|| unresolved_motion(&state.x, x_new, &model.mass, &model.pins.pinned))
+                .flatten()
+        });
         let verdict = guard(state, x_new, v_new, runaway); // 5. guard and commit
         if verdict.is_ok() {
             self.commit(model, state, contacts);

@@ -218,9 +218,12 @@ impl SelfCollision {
         let (mut best, mut stalled) = (Real::INFINITY, 0);
         for _ in 0..PASSES {
             let bvh = self.broad_phase(x_old, x);
+            // a pinned vertex is a triangle corner or edge end of the free vertices' contacts,
+            // never their vertex: its own contacts (with the other flap of a pinned hinge, say)
+            // are pinned closer than their distance and could only kick the free corners
             let found: Vec<Contact> = (0..x.len())
                 .into_par_iter()
-                .filter(|&i| self.distance[i] > 0.0)
+                .filter(|&i| self.distance[i] > 0.0 && w_inv[i] > 0.0)
                 .flat_map_iter(|i| self.detect(i, [x_old, &x_in], x, &bvh, 1.0))
                 .collect();
             let worst = found.iter().map(|c| -c.gap(x) / c.d).fold(0.0, Real::max);
@@ -398,6 +401,10 @@ pub const TOLERANCE: Real = 0.01;
 /// it in by more than [`TOLERANCE`].
 const FRICTION_REACH: Real = 1.1;
 
+/// Contacts whose [`Contact::lever`] is below this (the pins hold more than half of them) are
+/// not projected (0.5).
+const MIN_LEVER: Real = 0.5;
+
 /// Gauss–Seidel sweeps over the contacts found so far, per detection pass.
 const SWEEPS: usize = 4;
 
@@ -437,10 +444,31 @@ impl Contact {
         if denom <= 0.0 {
             return;
         }
-        let lambda = -c / denom;
+        let lever = self.lever(w_inv, denom);
+        if lever < MIN_LEVER {
+            return; // held by the pins: see `lever`
+        }
+        let lambda = -c / denom * lever;
         for k in 0..4 {
             let i = self.idx[k] as usize;
             x[i] += self.n * (w_inv[i] * self.w[k] * lambda);
+        }
+    }
+
+    /// The factor (at most 1) that keeps every vertex's share of a correction within the
+    /// correction itself: `W_k |w_k| Δλ ≤ |C|`. It is 1 unless pinned vertices hold part of
+    /// the contact. Where they hold most of it (an edge next to a pinned hinge against the
+    /// other flap's hinge edge: the closest points near the pinned ends), the free weights
+    /// `w_k` are small and `Δλ = −C / Σ W w²` would move the free vertices by `C / w_k`,
+    /// without bound; such a contact is pinned closer than its distance and cannot hold, and
+    /// pushing at it every step only kicks the free vertices (`Δv = Δx/h`): below
+    /// [`MIN_LEVER`] it is left to the pins.
+    fn lever(&self, w_inv: &[Real], denom: Real) -> Real {
+        let largest = (0..4).map(|k| w_inv[self.idx[k] as usize] * self.w[k].abs()).fold(0.0, Real::max);
+        if largest > denom {
+            denom / largest
+        } else {
+            1.0
         }
     }
 
@@ -455,7 +483,11 @@ impl Contact {
         if denom <= 0.0 {
             return;
         }
-        let lambda = tangential * (-lost / denom);
+        let lever = self.lever(w_inv, denom);
+        if lever < MIN_LEVER {
+            return;
+        }
+        let lambda = tangential * (-lost / denom * lever);
         for k in 0..4 {
             let i = self.idx[k] as usize;
             x[i] += lambda * (w_inv[i] * self.w[k]);
