@@ -262,7 +262,7 @@ CmscStatus cmsc_set_self_collision(CmscSim *sim,
 
 // Friction between layers of the self-collision in force: `rate[i]` (1/s, >= 0, n values, n =
 // the simulation's vertex count) is how fast a contact of vertex i loses its tangential slip,
-// which keeps the fraction exp(-rate[i] h) per step of length h (0: frictionless, the default):
+// which keeps the fraction `exp(-rate[i] h)` per step of length h (0: frictionless, the default):
 // a rate per second, so the result does not depend on the number of substeps. The tangential
 // correction is shared by mass between the vertex and the triangle it touches, so linear
 // momentum is conserved. `cmsc_set_self_collision` resets it to 0. Self-collision must be on
