@@ -12,8 +12,9 @@ The C ABI offers DDEF only whole (CMSC_COULOMB_DDEF); the core's `Ddef::without_
    every tet sharing a vertex with tau_i (cmsc's default `Neighborhood::Ring`);
 3. near charges of i: C_i = {j : N_j contains a vertex of tau_i};
 4. field at i = sum_k psi_ik [E(u_k) - sum_{j in C_i} e(u_k, x_j)] + sum_{j in C_i, j != i} e(x_i, x_j)
-   where E(u) is the full softened field at grid point u and e(p, x_j) = q_j (p - x_j) /
-   (|p - x_j|^2 + eps^2)^{3/2}; force = k_c q_i field; then the mean force is removed.
+   where E(u) is the full field at grid point u and e(p, x_j) = q_j (p - x_j) /
+   max(|p - x_j|, a)^3 (each charge a ball of radius a = `eps`, cmsc's short-range form);
+   force = k_c q_i field; then the mean force is removed.
    "Far field ignored" keeps only the last sum (and the mean removal).
 
 `full` agreeing with cmsc's own DDEF through the C ABI (reported as `mirror_vs_cmsc`) is the
@@ -49,11 +50,12 @@ def grid_box(x, m, min_size):
 
 
 def _term_sum(p, xs, qs, eps2):
-    """sum_j q_j (p - x_j) / (|p - x_j|^2 + eps^2)^{3/2} for p (k, 3) against all sources."""
+    """sum_j q_j (p - x_j) / max(|p - x_j|^2, a^2)^{3/2} for p (k, 3) against all sources (a^2 =
+    `eps2`)."""
     out = np.zeros((len(p), 3))
     for s in range(0, len(p), 64):
         d = p[s:s + 64, None, :] - xs[None, :, :]
-        r2 = np.einsum("knc,knc->kn", d, d) + eps2
+        r2 = np.maximum(np.einsum("knc,knc->kn", d, d), eps2)
         w = qs[None, :] / (r2 * np.sqrt(r2))
         out[s:s + 64] = np.einsum("kn,knc->kc", w, d)
     return out
@@ -61,7 +63,7 @@ def _term_sum(p, xs, qs, eps2):
 
 def _pair_terms(p, xs, qs, eps2):
     d = p - xs
-    r2 = np.einsum("kc,kc->k", d, d) + eps2
+    r2 = np.maximum(np.einsum("kc,kc->k", d, d), eps2)
     return d * (qs / (r2 * np.sqrt(r2)))[:, None]
 
 
