@@ -31,9 +31,7 @@ use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::{Divergence, Error, Result};
 use crate::fields::{add_gravity, gravity_energy};
-use crate::integrator::{
-    Explicit, Imex, Integrate, Iterations, LowDissipation, Next, Now, Potential, Verlet,
-};
+use crate::integrator::{Explicit, Imex, Integrate, LowDissipation, Next, Now, Potential, Verlet};
 use crate::linsolve::GlobalSolver;
 use crate::math::{is_finite3, Real, Vec3};
 use crate::model::{Integrator, Model, SimParams};
@@ -41,14 +39,14 @@ use crate::springs::spring_energy;
 use crate::state::State;
 
 /// How the stepper runs: as the parameters say, or a rollout that the adjoint of
-/// [`crate::gradient`] differentiates (the whole field every step and plain iterations,
-/// whatever [`SimParams::far_field_interval`] and [`SimParams::acceleration`] say).
+/// [`crate::gradient`] differentiates (the whole field every step, whatever
+/// [`SimParams::far_field_interval`] says: the adjoint differentiates `q(x_t)` at every step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Mode {
     /// Steps as the parameters say.
     #[default]
     Run,
-    /// The scheme the gradient differentiates: interval 1, plain iterations.
+    /// The scheme the gradient differentiates: far-field interval 1.
     Rollout,
 }
 
@@ -229,10 +227,6 @@ impl Stepper {
     pub fn set_mode(&mut self, mode: Mode, params: &SimParams) {
         self.mode = mode;
         self.forces.set_interval(params, mode);
-        self.imex.set_iterations(match mode {
-            Mode::Run => Iterations::AsParams,
-            Mode::Rollout => Iterations::Plain,
-        });
     }
 
     /// What the stepper keeps across steps that a retried [`crate::System::advance`] restores.

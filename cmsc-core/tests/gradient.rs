@@ -4,26 +4,42 @@
 mod common;
 
 use cmsc_core::{
-    fit, shapes, springs_from_triangles, ChargeGroups, Error, FieldMethod, FitOptions, Integrator, SimParams,
-    System, Vec3,
+    fit, shapes, springs_from_triangles, Acceleration, ChargeGroups, Error, FieldMethod, FitOptions,
+    Integrator, SimParams, System, Vec3,
 };
 
 /// A 12 × 4 torus (48 vertices) with structural and bending springs, two overlapping charge
 /// groups, one pinned vertex, an external charge, a uniform field, gravity and damping: every
 /// term the reverse pass differentiates.
 fn scene(h: f64, iterations: u32, coulomb: FieldMethod) -> (System, ChargeGroups) {
-    scene_damped(h, iterations, coulomb, 0.0)
+    scene_damped(h, Solve::Plain(iterations), coulomb, 0.0)
+}
+
+/// How the scene's steps solve their implicit equation.
+#[derive(Clone, Copy, Debug)]
+enum Solve {
+    /// `K` plain iterations (the adjoint replays them).
+    Plain(u32),
+    /// Anderson-accelerated iterations to a relative update of 1e-12 (the adjoint
+    /// differentiates the converged step).
+    Converged,
 }
 
 /// [`scene`] with relative damping at `rate` (1/s).
-fn scene_damped(h: f64, iterations: u32, coulomb: FieldMethod, rate: f64) -> (System, ChargeGroups) {
+fn scene_damped(h: f64, solve: Solve, coulomb: FieldMethod, rate: f64) -> (System, ChargeGroups) {
     let mesh = shapes::torus(12, 4, 1.0, 0.3);
     let n = mesh.positions.len();
     let springs = springs_from_triangles(n, &mesh.triangles).unwrap();
     let (ends, k) = springs.with_stiffness(8.0, 1.5);
+    let (iterations, acceleration, iteration_tolerance) = match solve {
+        Solve::Plain(k) => (k, Acceleration::Plain, 0.0),
+        Solve::Converged => (200, Acceleration::Anderson, 1e-12),
+    };
     let params = SimParams {
         time_step: h,
         iterations,
+        acceleration,
+        iteration_tolerance,
         damping: 0.02,
         relative_damping: rate,
         gravity: Vec3::new(0.0, 0.0, -2.0),
@@ -52,8 +68,8 @@ fn loss(sys: &mut System, steps: u32, groups: &ChargeGroups, q: &[f64], target: 
 }
 
 /// `max |analytic − fd| / max |fd|` over the charge gradient, and the same for the stiffness scale.
-fn gradient_errors(h: f64, iterations: u32, steps: u32, q: [f64; 2], rate: f64) -> (f64, f64) {
-    let (mut sys, groups) = scene_damped(h, iterations, FieldMethod::Direct, rate);
+fn gradient_errors(h: f64, solve: Solve, steps: u32, q: [f64; 2], rate: f64) -> (f64, f64) {
+    let (mut sys, groups) = scene_damped(h, solve, FieldMethod::Direct, rate);
     let target = target_for(&sys);
     let before = sys.positions().to_vec();
     let g = sys.rollout_gradient(steps, &groups, &q, &target).unwrap();
@@ -80,7 +96,7 @@ fn gradient_errors(h: f64, iterations: u32, steps: u32, q: [f64; 2], rate: f64) 
     let fd_s = (at(1.0 + ds) - at(1.0 - ds)) / (2.0 * ds);
     let err_s = (g.grad_stiffness_scale - fd_s).abs() / fd_s.abs();
     println!(
-        "h = {h}, K = {iterations}, T = {steps}, Q = {q:?}: dL/dQ = {:?} (fd {fd_q:?}), dL/dσ = {:.6e} (fd {fd_s:.6e}); \
+        "h = {h}, {solve:?}, T = {steps}, Q = {q:?}: dL/dQ = {:?} (fd {fd_q:?}), dL/dσ = {:.6e} (fd {fd_s:.6e}); \
          rel. errors {worst_q:.2e}, {err_s:.2e}",
         g.grad_charges, g.grad_stiffness_scale
     );
@@ -95,7 +111,7 @@ fn gradients_match_central_differences() {
         (0.2, 20, 10, [5e-6, 1e-6]),
         (0.03, 1, 25, [3e-6, -2e-6]),
     ] {
-        let (eq, es) = gradient_errors(h, iterations, steps, q, 0.0);
+        let (eq, es) = gradient_errors(h, Solve::Plain(iterations), steps, q, 0.0);
         assert!(eq <= 1e-4, "charge gradient off by {eq:.2e} at h = {h}, K = {iterations}");
         assert!(es <= 1e-4, "stiffness gradient off by {es:.2e} at h = {h}, K = {iterations}");
     }
@@ -105,9 +121,23 @@ fn gradients_match_central_differences() {
 #[test]
 fn gradients_with_relative_damping_match_central_differences() {
     for (h, iterations, steps, q) in [(0.01, 10, 20, [2e-6, 3e-6]), (0.2, 20, 10, [5e-6, 1e-6])] {
-        let (eq, es) = gradient_errors(h, iterations, steps, q, 1.5);
+        let (eq, es) = gradient_errors(h, Solve::Plain(iterations), steps, q, 1.5);
         assert!(eq <= 1e-4, "charge gradient off by {eq:.2e} at h = {h}, K = {iterations}");
         assert!(es <= 1e-4, "stiffness gradient off by {es:.2e} at h = {h}, K = {iterations}");
+    }
+}
+
+/// Accelerated steps are differentiated as converged implicit steps (implicit function
+/// theorem, `cmsc_core::gradient`'s module docs): where the iterations do converge, that is the
+/// derivative of the steps the rollout ran, with and without relative damping.
+#[test]
+fn gradients_of_converged_accelerated_steps_match_central_differences() {
+    for (h, steps, q, rate) in
+        [(0.01, 20, [2e-6, 3e-6], 0.0), (0.2, 10, [5e-6, 1e-6], 0.0), (0.05, 15, [-1e-6, 4e-6], 1.5)]
+    {
+        let (eq, es) = gradient_errors(h, Solve::Converged, steps, q, rate);
+        assert!(eq <= 1e-4, "charge gradient off by {eq:.2e} at h = {h}, damping rate {rate}");
+        assert!(es <= 1e-4, "stiffness gradient off by {es:.2e} at h = {h}, damping rate {rate}");
     }
 }
 

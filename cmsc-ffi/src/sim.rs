@@ -369,8 +369,9 @@ pub unsafe extern "C" fn cmsc_get_coulomb_method(sim: *const CmscSim, out: *mut 
 /// implicit-Euler step as `CmscParams.iterations` grows; at a given count the accelerated step
 /// is closer to it (the default `iterations` is chosen so that it is at least as accurate as 10
 /// plain ones). Any other value is CMSC_INVALID_ARGUMENT and changes nothing.
-/// `cmsc_rollout_gradient` and `cmsc_fit_charges` always differentiate a rollout run with plain
-/// iterations, whatever is set here. Takes effect at the next step.
+/// `cmsc_rollout_gradient` and `cmsc_fit_charges` run their rollouts as set here (plain
+/// iterations are differentiated exactly, accelerated ones as converged implicit steps). Takes
+/// effect at the next step.
 ///
 /// # Safety
 /// `sim` must be NULL or a live handle.

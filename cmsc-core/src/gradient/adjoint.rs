@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use crate::coulomb::inv_r3;
 use crate::fields::ExternalField;
-use crate::math::{Real, Vec3};
+use crate::math::{Mat3, Real, Vec3};
 use crate::springs::Springs;
 
 /// Where a force's vector–Jacobian product goes: `(∂F/∂x)ᵀ f̄` is added to `x_bar` (one per
@@ -110,6 +110,24 @@ pub fn local_step_vjp(
     });
 }
 
+/// One spring's Hessian `∂²E/∂p²` (a `3 × 3` block, N/m) at `p = x_a − x_b`: with
+/// `E = (k/2)(|p| − l)²`, `k (I − (l/|p|)(I − p̂ p̂ᵀ))`, i.e. `k (I − ∂d/∂p)` with the local step's
+/// derivative `∂d/∂p` ([Liu 2013](crate#references) §4; `L − J ∂d/∂x` of Eq. (17) is their sum
+/// over springs); `k I` for a spring whose ends coincide (its direction is then held).
+///
+/// A compressed spring (`|p| < l`) has negative stiffness `k (1 − l/|p|)` across its direction;
+/// with `projected` that term is dropped (`l/|p|` capped at 1), the usual projection of each
+/// spring's Hessian to positive semi-definite.
+pub fn spring_hessian_block(p: Vec3, rest: Real, k: Real, projected: bool) -> Mat3 {
+    let len = p.norm();
+    if len == 0.0 {
+        return Mat3::identity() * k;
+    }
+    let u = p / len;
+    let ratio = if projected { (rest / len).min(1.0) } else { rest / len };
+    (Mat3::identity() - (Mat3::identity() - u * u.transpose()) * ratio) * k
+}
+
 /// `Jᵀ λ` per spring, `k_s (λ_a − λ_b)` ([Liu 2013](crate#references) Eq. (12) transposed).
 pub fn jt(springs: &Springs, lambda: &[Vec3], out: &mut [Vec3]) {
     let k = springs.stiffness();
@@ -202,6 +220,37 @@ mod tests {
                 },
                 |x, q, fb, x_bar, q_bar| coulomb_vjp(x, q, k_c, eps, fb, Adjoints { x_bar, q_bar }),
             );
+        }
+    }
+
+    #[test]
+    fn spring_hessian_block_matches_finite_differences_of_the_force() {
+        // f_a = −k (|p| − l) p/|p| = −∂E/∂p, so ∂²E/∂p² = −∂f_a/∂p
+        let force = |p: Vec3, l: Real, k: Real| -p * (k * (p.norm() - l) / p.norm());
+        let (l, k) = (0.5, 40.0);
+        for (p, compressed) in [(Vec3::new(0.4, 0.3, 0.2), false), (Vec3::new(0.2, -0.1, 0.25), true)] {
+            let block = spring_hessian_block(p, l, k, false);
+            let e = 1e-6;
+            for j in 0..3 {
+                let mut dp = Vec3::zeros();
+                dp[j] = e;
+                let fd = -(force(p + dp, l, k) - force(p - dp, l, k)) / (2.0 * e);
+                for i in 0..3 {
+                    assert!(
+                        (fd[i] - block[(i, j)]).abs() <= 1e-6 * k,
+                        "({i}, {j}): {} vs {}",
+                        fd[i],
+                        block[(i, j)]
+                    );
+                }
+            }
+            let projected = spring_hessian_block(p, l, k, true);
+            let min_eigen = |m: Mat3| m.symmetric_eigenvalues().min();
+            if compressed {
+                assert!(min_eigen(block) < 0.0 && min_eigen(projected) >= -1e-9, "projected to PSD");
+            } else {
+                assert_eq!(block, projected, "a stretched spring is PSD already");
+            }
         }
     }
 

@@ -26,7 +26,7 @@
 use rayon::prelude::*;
 
 use super::accel::{inertial_objective, objective, Anderson, ANDERSON_WINDOW};
-use super::{Explicit, Integrate, Iterations, Next, Now};
+use super::{Explicit, Integrate, Next, Now};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::Result;
 use crate::linsolve::GlobalSolver;
@@ -64,7 +64,6 @@ pub(crate) struct Imex {
     /// Prefactored global matrices, most recently used first, one per step length `h`; empty
     /// until first needed or after the pins changed. At most [`CACHED_FACTORIZATIONS`].
     factors: Vec<Factor>,
-    iterations: Iterations,
     y: Vec<Vec3>,
     d: Vec<Vec3>,
     jd: Vec<Vec3>,
@@ -77,7 +76,6 @@ impl Imex {
         let d = springs.ends().iter().map(|&[a, b]| x[a as usize] - x[b as usize]).collect();
         Imex {
             factors: Vec::new(),
-            iterations: Iterations::AsParams,
             y: vec![Vec3::zeros(); x.len()],
             d,
             jd: vec![Vec3::zeros(); x.len()],
@@ -100,11 +98,6 @@ impl Imex {
     /// for memory tables.
     pub fn factor_entries(&self) -> Vec<usize> {
         self.factors.iter().map(|f| f.solver.factor_len()).collect()
-    }
-
-    /// Runs the iterations as the parameters say or plainly (a rollout).
-    pub fn set_iterations(&mut self, iterations: Iterations) {
-        self.iterations = iterations;
     }
 
     /// The spring directions `d_s` kept across steps.
@@ -163,11 +156,7 @@ impl Integrate for Imex {
         let f_explicit = forces.at_step_start(model, now.x, t)?;
         let global = &mut self.factors.first_mut().expect("prepared before advancing").solver;
         let p = &model.params;
-        // a rollout runs the fixed count its adjoint replays
-        let (scheme, tolerance) = match self.iterations {
-            Iterations::AsParams => (p.acceleration, p.iteration_tolerance),
-            Iterations::Plain => (Acceleration::Plain, 0.0),
-        };
+        let (scheme, tolerance) = (p.acceleration, p.iteration_tolerance);
         let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
         self.y.resize(x.len(), Vec3::zeros());
         self.jd.resize(x.len(), Vec3::zeros());

@@ -67,17 +67,6 @@ pub(crate) trait Explicit {
     fn potential(&mut self, model: &Model, x: &[Vec3], t: &mut StepTimings) -> Result<Potential>;
 }
 
-/// How the local/global iterations of a step run: as the model's parameters say, or (a
-/// rollout, [`crate::gradient`]) plain, the scheme whose adjoint is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Iterations {
-    /// [`crate::SimParams::acceleration`].
-    #[default]
-    AsParams,
-    /// Plain Liu 2013 iterations, whatever the parameters say.
-    Plain,
-}
-
 /// One time integrator: advances `now` to `next` under `model`, owning what it keeps across
 /// steps (factorizations, iteration history, energy target).
 pub(crate) trait Integrate {
