@@ -157,6 +157,20 @@ typedef enum {
   CMSC_INTEGRATOR_IMEX_LOW_DISSIPATION = 2,
 } CmscIntegrator;
 
+// Friction laws of the obstacles (the ground, spheres and mesh colliders), for
+// `cmsc_set_collider_friction_law`.
+typedef enum {
+  // The default: a friction value in 0..1 is the fraction of the tangential motion (relative
+  // to the obstacle) removed in every step in contact, so the same value slides less with more
+  // steps per second.
+  CMSC_FRICTION_PER_STEP = 0,
+  // Coulomb friction, Blender Cloth's law for obstacles: a friction value mu >= 0 caps the
+  // tangential velocity change of a contact at mu times its normal one (mu = Blender's
+  // Collision Friction / 100); a vertex on a slope of angle theta slides when mu < tan(theta)
+  // and holds otherwise, the same at any step.
+  CMSC_FRICTION_COULOMB = 1,
+} CmscFrictionLaw;
+
 // An opaque simulation handle, created by `cmsc_create` and freed by `cmsc_destroy`.
 typedef struct CmscSim CmscSim;
 
@@ -183,7 +197,8 @@ typedef struct {
   uint32_t integrator;
   // z (m) of a ground plane; -inf or NaN = no ground.
   double ground_height;
-  // In [0, 1]: on contact, tangential velocity kept = 1 - friction.
+  // In [0, 1]: on contact, tangential velocity kept = 1 - friction (ground and spheres; read
+  // as a Coulomb coefficient after cmsc_set_collider_friction_law(sim, CMSC_FRICTION_COULOMB)).
   double friction;
 } CmscParams;
 
@@ -212,11 +227,12 @@ extern "C" {
 // `first_triangle[k+1] - 1` (n_meshes + 1 offsets, `first_triangle[0]` = 0, non-decreasing,
 // last = n_triangles; a mesh with no triangles collides with nothing), with contact distance
 // `thickness[k]` (m, >= 0) and `friction[k]` (0..1: the fraction of tangential motion removed
-// on contact). n_meshes = 0 removes all (then n_triangles must be 0 and first_triangle,
-// thickness, friction may be NULL). A mesh whose every edge is shared by two triangles is
-// closed: no vertex may end a step inside it. Triangles must have three distinct, in-range
-// corners and non-zero area. The arrays are copied. On error the colliders in force are
-// unchanged.
+// on contact; a Coulomb coefficient >= 0 instead after
+// cmsc_set_collider_friction_law(sim, CMSC_FRICTION_COULOMB)). n_meshes = 0 removes all (then
+// n_triangles must be 0 and first_triangle, thickness, friction may be NULL). A mesh whose
+// every edge is shared by two triangles is closed: no vertex may end a step inside it.
+// Triangles must have three distinct, in-range corners and non-zero area. The arrays are
+// copied. On error the colliders in force are unchanged.
 //
 // # Safety
 // `sim` must be NULL or a live handle; arrays valid for their lengths (`vertices` 3 n_vertices
@@ -274,6 +290,24 @@ CmscStatus cmsc_set_self_collision(CmscSim *sim,
 CmscStatus cmsc_set_self_collision_friction(CmscSim *sim,
                                             const double *rate,
                                             size_t n);
+
+// How the obstacles apply friction: the ground (`CmscParams.friction`), the spheres (the same
+// value) and the mesh colliders (`friction[k]` of cmsc_set_mesh_colliders). `law` is a
+// CmscFrictionLaw: CMSC_FRICTION_PER_STEP (the default of a new simulation; friction values in
+// 0..1 are the fraction of tangential motion removed per step in contact, as documented there)
+// or CMSC_FRICTION_COULOMB (friction values are Coulomb coefficients mu >= 0, Blender Cloth's
+// law: mu = Collision Friction / 100; the tangential velocity relative to the obstacle loses at
+// most mu times the normal velocity change of the contact, the tangential displacement at most
+// that times h, so the motion does not depend on the number of substeps). The values in force
+// keep their numbers and are read under the new law. Once the law is Coulomb,
+// cmsc_set_mesh_colliders accepts any finite friction >= 0 (above 1 too); switching back to
+// CMSC_FRICTION_PER_STEP while a value above 1 is in force is CMSC_INVALID_ARGUMENT. An unknown
+// `law` is CMSC_INVALID_ARGUMENT. On error nothing changes. Takes effect at the next step.
+//
+// # Safety
+// `sim` must be NULL or a live handle.
+CmscStatus cmsc_set_collider_friction_law(CmscSim *sim,
+                                          uint32_t law);
 
 // Runs `steps` IMEX steps from the current state with vertex charges
 // `q_i = Σ_g group_weights[g·n + i] · group_charges[g]` and returns the loss

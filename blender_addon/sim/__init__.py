@@ -10,7 +10,7 @@ from .errors import (
     InvalidArgumentError,
     UnavailableError,
 )
-from .params import CoulombMethod, Integrator, SimParams
+from .params import CoulombMethod, FrictionLaw, Integrator, SimParams
 from .simulation import Simulation
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "CoulombMethod",
     "DeviceFailureError",
     "DivergedError",
+    "FrictionLaw",
     "Integrator",
     "InternalError",
     "InvalidArgumentError",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import CmscError, DivergedError
-from .params import CoulombMethod, SimParams
+from .params import CoulombMethod, FrictionLaw, SimParams
 from .pc2 import Pc2Writer
 from .simulation import Simulation
 
@@ -66,8 +66,10 @@ class MeshColliders:
     triangles: np.ndarray  # (t, 3) indices into vertices
     first_triangle: np.ndarray  # (k + 1,) mesh j owns triangles first[j]..first[j+1]-1
     thickness: np.ndarray  # (k,) m contact distance
-    friction: np.ndarray  # (k,) 0..1
+    friction: np.ndarray  # (k,) under `law`: 0..1 per step, or Coulomb coefficients mu >= 0
     names: list  # (k,) the objects, for messages
+    #: how `friction` is read (`Simulation.set_collider_friction_law`)
+    law: FrictionLaw = FrictionLaw.PER_STEP
 
 
 @dataclass(kw_only=True)
@@ -129,6 +131,8 @@ class Setup:
                     sim.set_self_collision_friction(self.self_friction)
             c = self.colliders
             if c is not None and len(c.thickness):
+                if c.law != FrictionLaw.PER_STEP:
+                    sim.set_collider_friction_law(c.law)
                 sim.set_mesh_colliders(c.vertices, c.triangles, c.first_triangle, c.thickness, c.friction)
         except CmscError:
             sim.close()

@@ -33,6 +33,14 @@ class CoulombMethod(enum.IntEnum):
     P3M = 7  # particle-particle particle-mesh: Ewald split, FFT mesh, exact near pairs (CPU)
 
 
+class FrictionLaw(enum.IntEnum):
+    """`CmscFrictionLaw` values: how the obstacles' friction values are read
+    (`Simulation.set_collider_friction_law`)."""
+
+    PER_STEP = 0  # 0..1, the fraction of tangential motion removed per step in contact
+    COULOMB = 1  # a Coulomb coefficient mu >= 0 (Blender Cloth's: Collision Friction / 100)
+
+
 class Integrator(enum.IntEnum):
     """`CmscIntegrator` values."""
 

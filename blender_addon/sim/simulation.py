@@ -182,7 +182,8 @@ class Simulation:
     def set_mesh_colliders(self, vertices, triangles, first_triangle, thickness, friction):
         """Triangle-mesh obstacles: vertices (v, 3) m world, triangles (t, 3), mesh k owning
         triangles first_triangle[k]..first_triangle[k+1]-1 (k + 1 offsets), contact distance
-        thickness (k,) m and friction (k,) 0..1 per mesh (replacing earlier ones)."""
+        thickness (k,) m and friction (k,) per mesh (0..1, or mu >= 0 under the Coulomb law of
+        `set_collider_friction_law`), replacing earlier ones."""
         v = np.ascontiguousarray(vertices, dtype=np.float64).reshape(-1, 3)
         t = np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3)
         first = np.ascontiguousarray(first_triangle, dtype=np.uint32).reshape(-1)
@@ -211,6 +212,12 @@ class Simulation:
         (0: frictionless). After `set_self_collision`, which resets it."""
         r = _f64(rate, (self.n_vertices,), "rate")
         self._call("cmsc_set_self_collision_friction", _ptr(r), len(r))
+
+    def set_collider_friction_law(self, law):
+        """How the obstacles' friction values are read (a `FrictionLaw`): PER_STEP (the default,
+        0..1 removed per step in contact) or COULOMB (coefficients mu >= 0, Blender Cloth's law,
+        the same motion at any number of substeps). Set it before colliders with mu > 1."""
+        self._call("cmsc_set_collider_friction_law", int(law))
 
     def set_sphere_colliders(self, centers, radii):
         """Sphere obstacles: centers (k, 3) m, radii (k,) m."""

@@ -24,7 +24,7 @@ import numpy as np
 from ..sim import SimParams, _native, checks, methods
 from ..sim.bake_job import BakeJob, MeshColliders, Setup, combine
 from ..sim.mesh import charge_shares, lumped_measure, mesh_springs, proper_triangles
-from ..sim.params import ADAPTIVE_ITERATION_TOLERANCE, CoulombMethod, Integrator
+from ..sim.params import ADAPTIVE_ITERATION_TOLERANCE, CoulombMethod, FrictionLaw, Integrator
 from . import activity, bridge, cache, preferences, simulated
 
 MICRO = 1e-6  # C per µC: the UI shows charges in µC
@@ -175,16 +175,22 @@ def collision_objects(scene):
     ]
 
 
-#: Blender's Collision Friction runs from 0 to 80 (its slider's range); cmsc's friction from 0
-#: (sliding freely) to 1 (sticking): friction = Blender's / 80.
+#: Blender's Collision Friction runs from 0 to 80 (its slider's range). Under the per-step law
+#: (files made before Coulomb Friction) cmsc's friction runs from 0 (sliding freely) to 1
+#: (sticking): friction = Blender's / 80.
 BLENDER_FRICTION_MAX = 80.0
+#: Blender's Cloth reads Collision Friction as the Coulomb coefficient mu = Friction × 0.01
+#: (collision.c: `collmd->friction * 0.01f`); so does cmsc's Coulomb law.
+BLENDER_FRICTION_PER_MU = 100.0
 
 
-def colliders(scene, objects, warnings=None):
+def colliders(scene, objects, warnings=None, coulomb=True):
     """The `MeshColliders` of collision `objects` at the current frame (None without any): their
-    evaluated world-space surfaces, Blender's Outer Thickness as contact distance, Friction / 80.
-    Faces without area (nothing to collide against) are left out, each object's with a sentence
-    naming it appended to `warnings`."""
+    evaluated world-space surfaces, Blender's Outer Thickness as contact distance, and its
+    Friction as Blender's Cloth reads it, the Coulomb coefficient Friction / 100 (`coulomb`), or
+    under the per-step law of files made before, Friction / 80. Faces without area (nothing to
+    collide against) are left out, each object's with a sentence naming it appended to
+    `warnings`."""
     if not objects:
         return None
     dg = bpy.context.evaluated_depsgraph_get()
@@ -207,9 +213,18 @@ def colliders(scene, objects, warnings=None):
         triangles=np.concatenate([t + o for (_, t), o in zip(surfaces, sizes)]).reshape(-1, 3),
         first_triangle=np.cumsum([0] + [len(t) for _, t in surfaces]),
         thickness=np.array([o.collision.thickness_outer for o in objects]),
-        friction=np.array([min(1.0, o.collision.cloth_friction / BLENDER_FRICTION_MAX) for o in objects]),
+        friction=np.array([_friction(o.collision.cloth_friction, coulomb) for o in objects]),
         names=[o.name for o in objects],
+        law=FrictionLaw.COULOMB if coulomb else FrictionLaw.PER_STEP,
     )
+
+
+def _friction(blender, coulomb):
+    """cmsc's friction for Blender's Collision Friction `blender` under the Coulomb law (`coulomb`)
+    or the per-step law."""
+    if coulomb:
+        return blender / BLENDER_FRICTION_PER_MU
+    return min(1.0, blender / BLENDER_FRICTION_MAX)
 
 
 def collider_positions(objects, shape, frame):
@@ -308,7 +323,9 @@ def joint_setup(scene, objects, substeps, timing):
             )
     joint = combine(setups, p)
     joint.warnings = [f"{o.name}: {w}" for o, st in zip(objects, setups) for w in st.warnings]
-    joint.colliders = colliders(scene, collision_objects(scene), joint.warnings)
+    # Coulomb friction only when every object has it, so that a file from before keeps its law
+    coulomb = all(o.cmsc.coulomb_friction for o in objects)
+    joint.colliders = colliders(scene, collision_objects(scene), joint.warnings, coulomb)
     joint.max_steps_per_frame = max(timing.max_substeps, substeps) if timing.max_substeps else 0
     return setups, joint
 

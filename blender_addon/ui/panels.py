@@ -141,6 +141,7 @@ class CMSC_PT_main(bpy.types.Panel):
         sub = col.row()
         sub.active = s.self_collision
         sub.prop(s, "self_collision_friction")
+        col.prop(s, "coulomb_friction")
 
 
 class CMSC_PT_charges(_Sub, bpy.types.Panel):

@@ -363,6 +363,17 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         ),
         default=DEFAULT_LAYER_FRICTION, min=0.0, soft_max=100.0, update=_object_setting,
     )
+    coulomb_friction: BoolProperty(
+        name="Coulomb Friction",
+        description=(
+            "Colliders' Friction as Blender's Cloth applies it: a Coulomb coefficient (Friction / 100; a cloth "
+            "slides down a slope steeper than its angle and holds on a shallower one), the same at any number of "
+            "substeps. Off: a share of the sliding (Friction / 80) removed every substep, so more substeps slide "
+            "less, the behaviour of files made before"
+        ),
+        default=True,
+        update=_object_setting,
+    )
     preview: BoolProperty(
         name="Live Preview",
         description=(

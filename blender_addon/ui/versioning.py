@@ -8,7 +8,9 @@ default Iterations from 10 to 6 (accelerated iterations): an object that never s
 and keeps 10. Version 3 added Adaptive Substeps (on for new objects: more steps only where the
 charges or the motion need them, iterations that stop when converged): a file from before keeps
 its fixed steps (off), an object that never set Substeps keeps the 5 it ran, and Self Collision
-keeps its frictionless layers (Layer Friction 0). The add-on
+keeps its frictionless layers (Layer Friction 0). Version 4 reads colliders' Friction as Blender's
+Cloth does, a Coulomb coefficient (Coulomb Friction, on for new objects): a file from before keeps
+the per-step share Friction / 80 (off). The add-on
 stamps every simulated object (enabled, or with charge groups) when a file is saved
 (`save_pre`); on load (`load_post`) an object with an older stamp gets the old meanings of what
 changed since, and the stamp."""
@@ -21,8 +23,8 @@ from . import cache
 #: ID property on `Object.cmsc`: the version of the add-on's data in a saved file.
 STAMP = "data_version"
 #: 1: charge groups have `distribution`, objects `relative_damping`; 2: Iterations default 6;
-#: 3: Adaptive Substeps.
-DATA_VERSION = 3
+#: 3: Adaptive Substeps; 4: Coulomb Friction.
+DATA_VERSION = 4
 #: The Iterations of files made before version 2 that never set them (Blender stores only values
 #: that were set).
 OLD_ITERATIONS = 10
@@ -70,6 +72,9 @@ def on_load_post(*args):
             if not obj.cmsc.is_property_set("substeps") and obj.cmsc.substeps != OLD_SUBSTEPS:
                 obj.cmsc.substeps = OLD_SUBSTEPS
                 kept.append(f"{OLD_SUBSTEPS} substeps")
+        if version < 4:
+            obj.cmsc.coulomb_friction = False
+            kept.append("per-step collider friction")
         obj.cmsc[STAMP] = DATA_VERSION
         if kept:
             print(f"cmsc: {obj.name}: from an earlier version: {', '.join(kept)}, as it was made", flush=True)

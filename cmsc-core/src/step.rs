@@ -423,8 +423,9 @@ fn collide(model: &Model, state: &State, x_new: &mut [Vec3], v_new: &mut [Vec3])
     if let Some(sc) = &model.self_collision {
         contacts += sc.project(x_old, x_new, v_new, (&model.mass, pinned), h);
     }
-    contacts += model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction);
-    contacts += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps);
+    let law = model.friction_law;
+    contacts += model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
+    contacts += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
     contacts
 }
 

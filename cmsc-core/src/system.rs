@@ -3,7 +3,7 @@
 //! state, and the stepper is told what an edit made stale. Stepping itself lives in `step.rs`.
 
 use crate::advance::{Before, CallCounts, StepBounds};
-use crate::collision::{MeshColliders, SelfCollision, Sphere};
+use crate::collision::{FrictionLaw, MeshColliders, SelfCollision, Sphere};
 use crate::coulomb::FieldMethod;
 use crate::counters::{StepCounts, StepTimings};
 use crate::energy::Energies;
@@ -199,9 +199,10 @@ impl System {
     /// step; changing the Coulomb method swaps the backend.
     ///
     /// # Errors
-    /// As [`SimParams::validate`]; the old parameters stay in force.
+    /// As [`SimParams::validate_for`] the friction law in force ([`System::set_friction_law`]);
+    /// the old parameters stay in force.
     pub fn set_params(&mut self, params: SimParams) -> Result<()> {
-        params.validate()?;
+        params.validate_for(self.model.friction_law)?;
         check_conditioning(&self.model.mass, &self.model.springs, params.time_step)?;
         self.stepper.adopt_params(&self.model.params, &params, self.n_vertices())?;
         self.model.colliders.ground = params.ground_height;
@@ -415,7 +416,8 @@ impl System {
     /// Replaces every triangle-mesh obstacle (see [`MeshColliders`]): one shared vertex array
     /// (m, world frame), one triangle array, and per mesh `k` the triangles
     /// `first_triangle[k] .. first_triangle[k + 1]`, a contact distance `thickness[k]` (m) and a
-    /// `friction[k]` in `[0, 1]`. No meshes (empty `thickness`) removes them all.
+    /// `friction[k]` under the friction law in force (`[0, 1]` per step, a Coulomb `μ >= 0`; see
+    /// [`System::set_friction_law`]). No meshes (empty `thickness`) removes them all.
     ///
     /// # Errors
     /// As [`MeshColliders::new`]; the obstacles in force stay unchanged.
@@ -427,8 +429,34 @@ impl System {
         thickness: &[Real],
         friction: &[Real],
     ) -> Result<()> {
-        self.model.mesh_colliders =
-            MeshColliders::new(vertices, triangles, first_triangle, thickness, friction)?;
+        self.model.mesh_colliders = MeshColliders::new(
+            vertices,
+            triangles,
+            first_triangle,
+            thickness,
+            friction,
+            self.model.friction_law,
+        )?;
+        Ok(())
+    }
+
+    /// Sets how the ground, spheres and mesh obstacles apply friction (collision module docs):
+    /// [`FrictionLaw::PerStep`] (the default; `friction` in `[0, 1]` removed per step) or
+    /// [`FrictionLaw::Coulomb`] (`friction` is a coefficient `μ >= 0`, the same motion at any
+    /// step). The values in force keep their numbers and are read under the new law: the
+    /// ground's [`SimParams::friction`] and every mesh collider's. Switching to Coulomb always
+    /// succeeds (a value in `[0, 1]` is a valid `μ`); once Coulomb is in force, values above 1
+    /// are accepted.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when a value in force is not valid under `law` (switching back
+    /// to per-step friction with a `μ > 1` installed); nothing changes.
+    pub fn set_friction_law(&mut self, law: FrictionLaw) -> Result<()> {
+        law.check("friction", None, self.model.params.friction)?;
+        for (k, m) in self.model.mesh_colliders.meshes().iter().enumerate() {
+            law.check("friction", Some(k), m.friction)?;
+        }
+        self.model.friction_law = law;
         Ok(())
     }
 

@@ -1,11 +1,12 @@
 //! The entry points for triangle-mesh colliders and self-collision (issue 18, appended to the
-//! v1 ABI). Each one: check the arguments → call the core → map the result, inside the panic
-//! boundary.
+//! v1 ABI), and the obstacles' friction law (issue 30, appended). Each one: check the
+//! arguments → call the core → map the result, inside the panic boundary.
 
 use crate::buffers::{input, vec3_input};
 use crate::handle::{sim_mut, CmscSim};
 use crate::panic::boundary;
-use crate::status::{CmscStatus, FfiError};
+use crate::status::{CmscFrictionLaw, CmscStatus, FfiError};
+use cmsc_core::FrictionLaw;
 
 /// `3 n` indices at `ptr` as `n` triangles (copied).
 ///
@@ -25,11 +26,12 @@ unsafe fn triangles_input(ptr: *const u32, n: usize, name: &str) -> Result<Vec<[
 /// `first_triangle[k+1] - 1` (n_meshes + 1 offsets, `first_triangle[0]` = 0, non-decreasing,
 /// last = n_triangles; a mesh with no triangles collides with nothing), with contact distance
 /// `thickness[k]` (m, >= 0) and `friction[k]` (0..1: the fraction of tangential motion removed
-/// on contact). n_meshes = 0 removes all (then n_triangles must be 0 and first_triangle,
-/// thickness, friction may be NULL). A mesh whose every edge is shared by two triangles is
-/// closed: no vertex may end a step inside it. Triangles must have three distinct, in-range
-/// corners and non-zero area. The arrays are copied. On error the colliders in force are
-/// unchanged.
+/// on contact; a Coulomb coefficient >= 0 instead after
+/// cmsc_set_collider_friction_law(sim, CMSC_FRICTION_COULOMB)). n_meshes = 0 removes all (then
+/// n_triangles must be 0 and first_triangle, thickness, friction may be NULL). A mesh whose
+/// every edge is shared by two triangles is closed: no vertex may end a step inside it.
+/// Triangles must have three distinct, in-range corners and non-zero area. The arrays are
+/// copied. On error the colliders in force are unchanged.
 ///
 /// # Safety
 /// `sim` must be NULL or a live handle; arrays valid for their lengths (`vertices` 3 n_vertices
@@ -130,5 +132,34 @@ pub unsafe extern "C" fn cmsc_set_self_collision_friction(
         // SAFETY: forwarded from the caller.
         let (sim, r) = unsafe { (sim_mut(sim)?, input(rate, n, "rate")?) };
         sim.call(|s| Ok(s.set_self_collision_friction(r)?))
+    })
+}
+
+/// How the obstacles apply friction: the ground (`CmscParams.friction`), the spheres (the same
+/// value) and the mesh colliders (`friction[k]` of cmsc_set_mesh_colliders). `law` is a
+/// CmscFrictionLaw: CMSC_FRICTION_PER_STEP (the default of a new simulation; friction values in
+/// 0..1 are the fraction of tangential motion removed per step in contact, as documented there)
+/// or CMSC_FRICTION_COULOMB (friction values are Coulomb coefficients mu >= 0, Blender Cloth's
+/// law: mu = Collision Friction / 100; the tangential velocity relative to the obstacle loses at
+/// most mu times the normal velocity change of the contact, the tangential displacement at most
+/// that times h, so the motion does not depend on the number of substeps). The values in force
+/// keep their numbers and are read under the new law. Once the law is Coulomb,
+/// cmsc_set_mesh_colliders accepts any finite friction >= 0 (above 1 too); switching back to
+/// CMSC_FRICTION_PER_STEP while a value above 1 is in force is CMSC_INVALID_ARGUMENT. An unknown
+/// `law` is CMSC_INVALID_ARGUMENT. On error nothing changes. Takes effect at the next step.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_collider_friction_law(sim: *mut CmscSim, law: u32) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim)? };
+        let law = match law {
+            x if x == CmscFrictionLaw::CMSC_FRICTION_PER_STEP as u32 => FrictionLaw::PerStep,
+            x if x == CmscFrictionLaw::CMSC_FRICTION_COULOMB as u32 => FrictionLaw::Coulomb,
+            other => return Err(FfiError::invalid(format!("`law`: unknown CmscFrictionLaw value {other}"))),
+        };
+        sim.call(|s| Ok(s.set_friction_law(law)?))
     })
 }

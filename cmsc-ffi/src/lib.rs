@@ -21,13 +21,13 @@ mod status;
 mod version;
 
 pub use collision::{
-    cmsc_move_mesh_colliders, cmsc_set_mesh_colliders, cmsc_set_self_collision,
-    cmsc_set_self_collision_friction,
+    cmsc_move_mesh_colliders, cmsc_set_collider_friction_law, cmsc_set_mesh_colliders,
+    cmsc_set_self_collision, cmsc_set_self_collision_friction,
 };
 pub use gradient::{cmsc_fit_charges, cmsc_rollout_gradient};
 pub use handle::CmscSim;
 pub use limits::*;
 pub use params::{cmsc_params_default, CmscEnergies, CmscParams};
 pub use sim::*;
-pub use status::{cmsc_last_error, CmscCoulomb, CmscIntegrator, CmscStatus};
+pub use status::{cmsc_last_error, CmscCoulomb, CmscFrictionLaw, CmscIntegrator, CmscStatus};
 pub use version::{cmsc_abi_version, cmsc_version, CMSC_ABI_VERSION};

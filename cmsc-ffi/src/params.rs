@@ -29,7 +29,8 @@ pub struct CmscParams {
     pub integrator: u32,
     /// z (m) of a ground plane; -inf or NaN = no ground.
     pub ground_height: f64,
-    /// In [0, 1]: on contact, tangential velocity kept = 1 - friction.
+    /// In [0, 1]: on contact, tangential velocity kept = 1 - friction (ground and spheres; read
+    /// as a Coulomb coefficient after cmsc_set_collider_friction_law(sim, CMSC_FRICTION_COULOMB)).
     pub friction: f64,
 }
 

@@ -116,6 +116,23 @@ pub enum CmscIntegrator {
     CMSC_INTEGRATOR_IMEX_LOW_DISSIPATION = 2,
 }
 
+/// Friction laws of the obstacles (the ground, spheres and mesh colliders), for
+/// `cmsc_set_collider_friction_law`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)] // the C names of the contract
+pub enum CmscFrictionLaw {
+    /// The default: a friction value in 0..1 is the fraction of the tangential motion (relative
+    /// to the obstacle) removed in every step in contact, so the same value slides less with more
+    /// steps per second.
+    CMSC_FRICTION_PER_STEP = 0,
+    /// Coulomb friction, Blender Cloth's law for obstacles: a friction value mu >= 0 caps the
+    /// tangential velocity change of a contact at mu times its normal one (mu = Blender's
+    /// Collision Friction / 100); a vertex on a slope of angle theta slides when mu < tan(theta)
+    /// and holds otherwise, the same at any step.
+    CMSC_FRICTION_COULOMB = 1,
+}
+
 /// An error on its way to C: the status and the message for `cmsc_last_error`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FfiError {

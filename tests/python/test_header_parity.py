@@ -1,5 +1,5 @@
 """The add-on's Python mirrors of the C ABI equal include/cmsc.h (issue 26): status codes and
-their exceptions, the CmscCoulomb and CmscIntegrator values, CmscParams's and CmscEnergies's
+their exceptions, the CmscCoulomb, CmscIntegrator and CmscFrictionLaw values, CmscParams's and CmscEnergies's
 fields (names, order, C types), every declared function's argument count and return type, and
 the limits and AUTO thresholds the header exports (the copies in `sim/params.py`, and the
 bounds and tooltip of `ui/properties.py`, read as source without Blender)."""
@@ -73,10 +73,19 @@ def test_status_codes_have_their_exceptions(header):
 
 
 @pytest.mark.parametrize(
-    ("c_name", "python_enum"), [("CmscCoulomb", params.CoulombMethod), ("CmscIntegrator", params.Integrator)]
+    ("c_name", "python_enum"),
+    [
+        ("CmscCoulomb", params.CoulombMethod),
+        ("CmscIntegrator", params.Integrator),
+        ("CmscFrictionLaw", params.FrictionLaw),
+    ],
 )
 def test_enum_values(header, c_name, python_enum):
-    prefix = {"CmscCoulomb": "CMSC_COULOMB_", "CmscIntegrator": "CMSC_INTEGRATOR_"}[c_name]
+    prefix = {
+        "CmscCoulomb": "CMSC_COULOMB_",
+        "CmscIntegrator": "CMSC_INTEGRATOR_",
+        "CmscFrictionLaw": "CMSC_FRICTION_",
+    }[c_name]
     c_values = {name[len(prefix) :]: value for name, value in enum(header, c_name).items()}
     assert {m.name: m.value for m in python_enum} == c_values
 

@@ -10,6 +10,7 @@ from sim import (
     CmscError,
     CoulombMethod,
     DivergedError,
+    FrictionLaw,
     Integrator,
     InvalidArgumentError,
     SimParams,
@@ -154,3 +155,36 @@ def test_far_field_interval_reaches_the_library_and_is_checked(lib_path):
         run(far_field_interval=0)
     with two_charges(lib_path) as s, pytest.raises(InvalidArgumentError, match="far_field_interval"):
         s.set_far_field_interval(0)
+
+
+def _slope_slide(lib_path, law, mu, theta=math.radians(20.0), h=1.0 / 120.0):
+    """How far a point resting on a mesh plane tilted by `theta` slides in 1 s under `law`."""
+    thickness = 0.01
+    normal = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+    x = normal * thickness + np.array([[0.0, -1.0, 0.0], [0.0, 1.0, 0.0]])
+    square = [(-9, -9), (9, -9), (9, 9), (-9, 9)]
+    corners = np.array([[a * math.cos(theta), b, a * math.sin(theta)] for a, b in square])
+    p = SimParams(time_step=h, coulomb=CoulombMethod.OFF)
+    with Simulation(lib_path, x, [0.01, 0.01], np.zeros((0, 2)), [], p) as s:
+        if law is not None:
+            s.set_collider_friction_law(law)
+        s.set_mesh_colliders(corners, [[0, 1, 2], [0, 2, 3]], [0, 2], [thickness], [mu])
+        s.step(round(1.0 / h))
+        return float(np.linalg.norm(s.positions[0] - x[0]))
+
+
+def test_coulomb_collider_friction_reaches_the_library_and_is_checked(lib_path):
+    """set_collider_friction_law(COULOMB): a point slides ½ g (sin θ − μ cos θ) t² down a 20°
+    slope at μ = 0.2 at both steps and holds at μ = 0.5 > tan 20°; per step (the default) 1.5 is
+    refused, under Coulomb it is a coefficient; an unknown law is refused."""
+    theta = math.radians(20.0)
+    expected = 0.5 * 9.81 * (math.sin(theta) - 0.2 * math.cos(theta))
+    for h in (1.0 / 120.0, 1.0 / 480.0):
+        assert _slope_slide(lib_path, FrictionLaw.COULOMB, 0.2, h=h) == pytest.approx(expected, rel=0.03)
+    assert _slope_slide(lib_path, FrictionLaw.COULOMB, 0.5) < 1e-3
+    assert _slope_slide(lib_path, FrictionLaw.COULOMB, 1.5) < 1e-3
+    with pytest.raises(InvalidArgumentError, match="friction"):
+        _slope_slide(lib_path, None, 1.5)
+    assert _slope_slide(lib_path, None, 0.2) == _slope_slide(lib_path, FrictionLaw.PER_STEP, 0.2)
+    with two_charges(lib_path) as s, pytest.raises(InvalidArgumentError, match="law"):
+        s.set_collider_friction_law(2)

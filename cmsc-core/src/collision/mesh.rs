@@ -6,7 +6,7 @@ use parry3d_f64::shape::{CompositeShapeRef, FeatureId, TriMesh, TriMeshFlags};
 use rayon::prelude::*;
 
 use super::geometry::{check_triangles, triangle_normal};
-use super::respond;
+use super::{respond, Contact, Friction, FrictionLaw};
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};
 
@@ -58,7 +58,9 @@ pub struct MeshCollider {
     global: Vec<u32>,
     /// Contact distance (m), `>= 0`.
     pub thickness: Real,
-    /// Friction in `[0, 1]`: the fraction of tangential motion removed on contact.
+    /// Friction under the [`FrictionLaw`] in force: in `[0, 1]`, the fraction of tangential
+    /// motion removed per step in contact ([`FrictionLaw::PerStep`]), or a Coulomb coefficient
+    /// `μ >= 0` ([`FrictionLaw::Coulomb`]).
     pub friction: Real,
     /// Whether the mesh bounds a volume, inside which no vertex may end a step.
     surface: Surface,
@@ -97,17 +99,20 @@ impl std::fmt::Debug for MeshCollider {
 ///    mesh (pseudo-normal test, `TriMeshFlags::ORIENTED`), it is moved along the direction from
 ///    its closest surface point to distance `thickness` outside (up to [`PASSES`] times, for
 ///    corners where moving off one face lands near another).
-/// 4. **Response** (as [`super::Colliders::project`]): with `n` the contact normal, the
-///    tangential part of `p − s` is scaled by `1 − friction`; of the velocity relative to the
-///    obstacle `v − u`, the normal component into the obstacle is removed (perfectly inelastic)
-///    and the tangential component is scaled by `1 − friction`.
+/// 4. **Response** (as [`super::Colliders::project`], the
+///    [contact law](super#one-contact-law)): with `n` the contact normal and `δ` how far stages
+///    2–3 moved `p` along it, of the velocity relative to the obstacle `v − u` the normal
+///    component into the obstacle is removed (perfectly inelastic); the tangential components
+///    of `v − u` and `p − s` are scaled by `1 − friction` ([`FrictionLaw::PerStep`]) or lose
+///    Coulomb's `μ Δv_n` and `μ Δv_n h` at most, with `Δv_n = max(max(−n·(v − u), 0), δ/h)`
+///    ([`FrictionLaw::Coulomb`]).
 ///
 /// ## Momentum and energy
 /// The obstacle has infinite mass: the projection applies an impulse `m_i Δv_i` on every
 /// touching vertex and nothing on the obstacle, so the system's linear and angular momentum are
 /// not conserved while in contact (as with the ground). Relative to the obstacle the contact is
 /// perfectly inelastic: the normal relative kinetic energy `½ m (n·(v − u))²` of every impacting
-/// vertex is dissipated, and friction dissipates a fraction of the tangential one. A moving
+/// vertex is dissipated, and friction dissipates part of the tangential one. A moving
 /// obstacle does work on the vertices it pushes (it can add energy: a rising plate lifts a
 /// cloth); the projection's normal displacement can add potential (gravity, spring) energy.
 ///
@@ -149,18 +154,20 @@ impl MeshColliders {
     /// * `first_triangle` — `thickness.len() + 1` non-decreasing offsets from 0 to
     ///   `triangles.len()` (may be empty when there are no meshes); a mesh with no triangles
     ///   collides with nothing.
-    /// * `thickness` — contact distance per mesh (m, `>= 0`); `friction` — per mesh, `[0, 1]`.
+    /// * `thickness` — contact distance per mesh (m, `>= 0`); `friction` — per mesh, under
+    ///   `law` ([`FrictionLaw::check`]: `[0, 1]` per step, a finite `μ >= 0` for Coulomb).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the argument: non-finite vertices, out-of-range or
     /// degenerate triangles, offsets that do not match or decrease, negative or
-    /// non-finite thickness, friction outside `[0, 1]`.
+    /// non-finite thickness, friction that `law` does not accept.
     pub fn new(
         vertices: &[Vec3],
         triangles: &[[u32; 3]],
         first_triangle: &[u32],
         thickness: &[Real],
         friction: &[Real],
+        law: FrictionLaw,
     ) -> Result<Self> {
         let k = thickness.len();
         if friction.len() != k {
@@ -182,8 +189,8 @@ impl MeshColliders {
                 format!("{} is not a finite distance >= 0 m", thickness[i]),
             ));
         }
-        if let Some(i) = friction.iter().position(|f| !(0.0..=1.0).contains(f)) {
-            return Err(Error::invalid("friction", Some(i), format!("{} is not in [0, 1]", friction[i])));
+        for (i, &f) in friction.iter().enumerate() {
+            law.check("friction", Some(i), f)?;
         }
         let mut meshes = Vec::with_capacity(k);
         for m in 0..k {
@@ -253,9 +260,11 @@ impl MeshColliders {
     /// * `x_old` — positions at the start of the step (m); `x` — end-of-step positions (m),
     ///   projected in place; `v` — end-of-step velocities (m/s), corrected in place.
     /// * `pinned` — vertices to leave alone; `h` — the step (s); `step` — the number of the
-    ///   step being taken (completed steps before it).
+    ///   step being taken (completed steps before it); `law` — the friction law the meshes'
+    ///   `friction` values were checked for.
     ///
     /// Returns the number of vertices in contact.
+    #[allow(clippy::too_many_arguments)] // the state, the pins, the step and the friction law
     pub fn project(
         &self,
         x_old: &[Vec3],
@@ -264,6 +273,7 @@ impl MeshColliders {
         pinned: &[bool],
         h: Real,
         step: u64,
+        law: FrictionLaw,
     ) -> usize {
         if self.meshes.is_empty() {
             return 0;
@@ -276,7 +286,8 @@ impl MeshColliders {
             .map(|(i, (p, vi))| {
                 let mut touched = false;
                 for m in &self.meshes {
-                    touched |= m.project_vertex(x_old[i], p, vi, h, motion);
+                    touched |=
+                        m.project_vertex(x_old[i], p, vi, Friction { law, value: m.friction, h }, motion);
                 }
                 touched as usize
             })
@@ -391,7 +402,15 @@ impl MeshCollider {
     }
 
     /// Stages 1–4 of the [`MeshColliders`] docs for one vertex; returns whether it touched.
-    fn project_vertex(&self, x_old: Vec3, p: &mut Vec3, v: &mut Vec3, h: Real, motion: Motion) -> bool {
+    fn project_vertex(
+        &self,
+        x_old: Vec3,
+        p: &mut Vec3,
+        v: &mut Vec3,
+        friction: Friction,
+        motion: Motion,
+    ) -> bool {
+        let h = friction.h;
         let d = self.thickness + CONTACT_EPSILON;
         let moving = motion == Motion::Moving;
         let drift = if moving { self.max_displacement } else { 0.0 };
@@ -407,6 +426,7 @@ impl MeshCollider {
             Vec3::zeros()
         };
         let s = x_old + u * h;
+        let p_in = *p;
         let mut normal = None;
         // 2. crossing: the path s → p through a triangle
         let dir = *p - s;
@@ -433,7 +453,8 @@ impl MeshCollider {
         }
         let Some(n) = normal else { return false };
         // 4. response, relative to the obstacle
-        respond(n, s, u, p, v, self.friction);
+        let contact = Contact { normal: n, start: s, velocity: u, push: n.dot(&(*p - p_in)).max(0.0) };
+        respond(&contact, p, v, friction);
         // friction may have moved it back within reach of a face
         self.push_out(p);
         true

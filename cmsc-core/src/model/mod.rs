@@ -14,7 +14,7 @@ pub use params::{
 };
 pub(crate) use pins::Pins;
 
-use crate::collision::{Colliders, MeshColliders, SelfCollision};
+use crate::collision::{Colliders, FrictionLaw, MeshColliders, SelfCollision};
 use crate::coulomb::{coulomb_energy, FieldMethod};
 use crate::energy::Energies;
 use crate::fields::{gravity_energy, ExternalField};
@@ -39,6 +39,8 @@ pub struct Model {
     pub(crate) parts: Parts,
     /// Triangle-mesh obstacles.
     pub(crate) mesh_colliders: MeshColliders,
+    /// How the ground, spheres and mesh obstacles apply their friction.
+    pub(crate) friction_law: FrictionLaw,
     /// Self-collision of the simulated mesh, if on.
     pub(crate) self_collision: Option<SelfCollision>,
     /// Charge radius `a` used when [`Softening::Auto`] is selected (m), fixed at creation from
@@ -58,6 +60,7 @@ impl Model {
             colliders: Colliders { ground: params.ground_height, spheres: vec![] },
             parts: Parts::default(),
             mesh_colliders: MeshColliders::default(),
+            friction_law: FrictionLaw::default(),
             self_collision: None,
             auto_softening: auto_softening(x, &springs),
             params,
@@ -109,6 +112,11 @@ impl Model {
     /// The triangle-mesh obstacles.
     pub fn mesh_colliders(&self) -> &MeshColliders {
         &self.mesh_colliders
+    }
+
+    /// The friction law of the ground, spheres and mesh obstacles.
+    pub fn friction_law(&self) -> FrictionLaw {
+        self.friction_law
     }
 
     /// Self-collision settings, if on.

@@ -1,5 +1,6 @@
 //! Simulation parameters, in SI units, with validation.
 
+use crate::collision::FrictionLaw;
 use crate::coulomb::{FieldMethod, Neighborhood, MAX_GRID_POINTS, P3M_DEFAULT_TOLERANCE};
 use crate::error::{Error, Result};
 use crate::math::{Real, Vec3};
@@ -138,8 +139,12 @@ pub struct SimParams {
     pub integrator: Integrator,
     /// Height `z` (m) of a ground plane that vertices cannot go below; `None` for no ground.
     pub ground_height: Option<Real>,
-    /// Coulomb friction-like factor in `[0, 1]` for ground and sphere contacts: the tangential
-    /// displacement of a vertex in contact is scaled by `1 − friction` in that step.
+    /// Friction of ground and sphere contacts, under the system's
+    /// [`FrictionLaw`](crate::FrictionLaw): with [`FrictionLaw::PerStep`](crate::FrictionLaw::PerStep)
+    /// (the default) a factor in `[0, 1]`, the tangential motion of a vertex in contact being
+    /// scaled by `1 − friction` in that step; with
+    /// [`FrictionLaw::Coulomb`](crate::FrictionLaw::Coulomb) a Coulomb coefficient `μ >= 0`
+    /// (collision module docs).
     pub friction: Real,
     /// Treatment of (nearly) coincident charges.
     pub softening: Softening,
@@ -190,6 +195,15 @@ impl SimParams {
     /// `gravity`, `coulomb_constant` or `ground_height` is not finite; `coulomb_constant` is
     /// negative; a fixed softening length is negative or not finite.
     pub fn validate(&self) -> Result<()> {
+        self.validate_for(FrictionLaw::PerStep)
+    }
+
+    /// Checks every field as [`SimParams::validate`], `friction` under `law`
+    /// ([`FrictionLaw::check`]: any finite value `>= 0` for [`FrictionLaw::Coulomb`]).
+    ///
+    /// # Errors
+    /// As [`SimParams::validate`].
+    pub fn validate_for(&self, law: FrictionLaw) -> Result<()> {
         let bad = |name, reason: &str| Err(Error::invalid(name, None, reason));
         if !(self.time_step.is_finite() && self.time_step > 0.0) {
             return bad("time_step", "must be finite and > 0 s");
@@ -226,8 +240,14 @@ impl SimParams {
         if self.grid_points > MAX_GRID_POINTS {
             return bad("grid_points", "must be 0 (adaptive) or in 1..=10000000");
         }
-        if !(0.0..=1.0).contains(&self.friction) {
-            return bad("friction", "must be in [0, 1]");
+        if law.check("friction", None, self.friction).is_err() {
+            return bad(
+                "friction",
+                match law {
+                    FrictionLaw::PerStep => "must be in [0, 1]",
+                    FrictionLaw::Coulomb => "must be a finite Coulomb coefficient >= 0",
+                },
+            );
         }
         if let Softening::Length(eps) = self.softening {
             if !(eps.is_finite() && eps >= 0.0) {

@@ -1,0 +1,155 @@
+//! Coulomb friction of obstacle contacts (issue 30): with [`FrictionLaw::Coulomb`] a vertex on
+//! a slope of angle `θ` slides `½ g (sin θ − μ cos θ) t²` when `μ < tan θ` and holds when
+//! `μ > tan θ`, and a vertex sliding on the ground at `v0` stops after `v0² / (2 μ g)`, the
+//! same at any step; the per-step law (the default) slides a step-dependent distance.
+
+use cmsc_core::{FieldMethod, FrictionLaw, SimParams, System, Vec3};
+
+const G: f64 = 9.81;
+
+fn params(h: f64) -> SimParams {
+    SimParams { time_step: h, coulomb: FieldMethod::Off, ..SimParams::default() }
+}
+
+/// A square of side `2 a` through the origin with normal `(−sin θ, 0, cos θ)` (tilted by `θ`
+/// about `y`, rising along `x`), as two triangles.
+fn plane(a: f64, theta: f64) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let (c, s) = (theta.cos(), theta.sin());
+    let corner = |x: f64, y: f64| Vec3::new(x * c, y, x * s);
+    (vec![corner(-a, -a), corner(a, -a), corner(a, a), corner(-a, a)], vec![[0, 1, 2], [0, 2, 3]])
+}
+
+/// Two free points (no springs) 2 m apart (a single point has size 0, which the runaway guard of
+/// step.rs cannot measure motion against) at `x`, `x ± y`.
+fn points(x: Vec3, h: f64) -> System {
+    System::new(&[x - Vec3::y(), x + Vec3::y()], &[0.01; 2], &[], &[], params(h)).unwrap()
+}
+
+/// How far a point starting at rest on a mesh plane tilted by `theta` slides in 1 s at step `h`.
+fn slope_slide(law: FrictionLaw, friction: f64, theta: f64, h: f64) -> f64 {
+    let thickness = 0.01;
+    let normal = Vec3::new(-theta.sin(), 0.0, theta.cos());
+    let start = normal * thickness; // touching
+    let mut sys = points(start, h);
+    sys.set_friction_law(law).unwrap();
+    let (v, t) = plane(10.0, theta);
+    sys.set_mesh_colliders(&v, &t, &[0, 2], &[thickness], &[friction]).unwrap();
+    let steps = (1.0 / h).round() as usize;
+    for step in 0..steps {
+        sys.step().unwrap();
+        let height = sys.positions()[0].dot(&normal);
+        assert!(height >= thickness - 1e-9, "step {step}: {height} m above the plane");
+    }
+    (sys.positions()[0] - (start - Vec3::y())).norm()
+}
+
+#[test]
+fn coulomb_friction_on_a_mesh_slope_slides_the_analytic_distance_at_any_step() {
+    let (theta, mu) = (20f64.to_radians(), 0.2);
+    assert!(mu < theta.tan());
+    let expected = 0.5 * G * (theta.sin() - mu * theta.cos()); // t = 1 s
+    let coarse = slope_slide(FrictionLaw::Coulomb, mu, theta, 1.0 / 120.0);
+    let fine = slope_slide(FrictionLaw::Coulomb, mu, theta, 1.0 / 480.0);
+    for (h, d) in [("1/120", coarse), ("1/480", fine)] {
+        assert!((d / expected - 1.0).abs() < 0.03, "h = {h}: slid {d} m, expected {expected} m");
+    }
+    assert!((coarse / fine - 1.0).abs() < 0.02, "{coarse} m at h = 1/120, {fine} m at 1/480");
+}
+
+#[test]
+fn coulomb_friction_above_the_slope_holds_a_point_at_any_step() {
+    let (theta, mu) = (20f64.to_radians(), 0.5);
+    assert!(mu > theta.tan());
+    for h in [1.0 / 120.0, 1.0 / 480.0] {
+        let held = slope_slide(FrictionLaw::Coulomb, mu, theta, h);
+        assert!(held < 1e-3, "h = {h}: slid {held} m with μ = {mu} > tan θ");
+    }
+}
+
+#[test]
+fn the_per_step_law_stays_the_default_and_depends_on_the_step() {
+    // the default law of every caller that does not opt in: the same factor slides a different
+    // distance at a different step (what Coulomb friction fixes)
+    let theta = 20f64.to_radians();
+    let coarse = slope_slide(FrictionLaw::PerStep, 0.05, theta, 1.0 / 120.0);
+    let fine = slope_slide(FrictionLaw::PerStep, 0.05, theta, 1.0 / 480.0);
+    assert!(coarse > 2.0 * fine, "{coarse} m at h = 1/120, {fine} m at 1/480");
+    assert_eq!(points(Vec3::zeros(), 0.01).model().friction_law(), FrictionLaw::PerStep);
+}
+
+/// How far a point on the ground `z = 0`, starting at `v0` along `x`, slides in 1 s at step `h`.
+fn ground_slide(mu: f64, v0: f64, h: f64) -> f64 {
+    let p = SimParams { ground_height: Some(0.0), friction: mu, ..params(h) };
+    let x = [Vec3::new(0.0, -1.0, 0.0), Vec3::new(0.0, 1.0, 0.0)];
+    let mut sys = System::new(&x, &[0.01; 2], &[], &[], p).unwrap();
+    sys.set_friction_law(FrictionLaw::Coulomb).unwrap();
+    sys.set_velocities(&[Vec3::new(v0, 0.0, 0.0); 2]).unwrap();
+    let steps = (1.0 / h).round() as usize;
+    sys.step_n(steps as u32).unwrap();
+    assert!(sys.velocities()[0].norm() < 1e-9, "still sliding: {:?}", sys.velocities()[0]);
+    sys.positions()[0].x
+}
+
+#[test]
+fn coulomb_friction_on_the_ground_stops_a_slide_after_the_analytic_distance() {
+    let (mu, v0) = (0.5, 2.0);
+    let expected = v0 * v0 / (2.0 * mu * G);
+    let coarse = ground_slide(mu, v0, 1.0 / 120.0);
+    let fine = ground_slide(mu, v0, 1.0 / 480.0);
+    for (h, d) in [("1/120", coarse), ("1/480", fine)] {
+        assert!((d / expected - 1.0).abs() < 0.03, "h = {h}: stopped after {d} m, expected {expected} m");
+    }
+}
+
+#[test]
+fn coulomb_friction_on_a_sphere_holds_within_the_cone_and_slides_outside_it() {
+    // a point resting on a sphere of radius 10 m, 20° from its top: the slope there is 20°
+    let (radius, theta) = (10.0, 20f64.to_radians());
+    let normal = Vec3::new(-theta.sin(), 0.0, theta.cos());
+    let slide = |mu: f64, h: f64| {
+        let mut sys = points(normal * radius, h);
+        sys.set_sphere_colliders(&[Vec3::new(0.0, -1.0, 0.0)], &[radius]).unwrap();
+        sys.set_friction_law(FrictionLaw::Coulomb).unwrap();
+        let mut p = sys.model().params().clone();
+        p.friction = mu;
+        sys.set_params(p).unwrap();
+        sys.step_n((0.5 / h).round() as u32).unwrap();
+        (sys.positions()[0] - (normal * radius - Vec3::y())).norm()
+    };
+    for h in [1.0 / 120.0, 1.0 / 480.0] {
+        assert!(slide(0.5, h) < 1e-3, "h = {h}: slid {} m with μ = 0.5 > tan 20°", slide(0.5, h));
+    }
+    // μ = 0.2 slides, the same at both steps (the slope steepens as it goes: no closed form)
+    let (coarse, fine) = (slide(0.2, 1.0 / 120.0), slide(0.2, 1.0 / 480.0));
+    assert!(coarse > 0.1, "{coarse}");
+    assert!((coarse / fine - 1.0).abs() < 0.03, "{coarse} m at h = 1/120, {fine} m at 1/480");
+}
+
+#[test]
+fn friction_values_follow_the_law_in_force() {
+    let mut sys = points(Vec3::zeros(), 0.01);
+    let (v, t) = plane(1.0, 0.0);
+    // per step: [0, 1]
+    let err = sys.set_mesh_colliders(&v, &t, &[0, 2], &[0.0], &[1.5]).unwrap_err().to_string();
+    assert!(err.contains("friction"), "{err}");
+    // Coulomb: any finite μ >= 0, NaN and negatives rejected
+    sys.set_friction_law(FrictionLaw::Coulomb).unwrap();
+    sys.set_mesh_colliders(&v, &t, &[0, 2], &[0.0], &[1.5]).unwrap();
+    for bad in [-0.1, f64::NAN, f64::INFINITY] {
+        assert!(sys.set_mesh_colliders(&v, &t, &[0, 2], &[0.0], &[bad]).is_err(), "{bad}");
+        assert_eq!(sys.model().mesh_colliders().meshes()[0].friction, 1.5);
+    }
+    // back to per step with μ = 1.5 installed: refused, nothing changes
+    let err = sys.set_friction_law(FrictionLaw::PerStep).unwrap_err().to_string();
+    assert!(err.contains("friction"), "{err}");
+    assert_eq!(sys.model().friction_law(), FrictionLaw::Coulomb);
+    // the ground's friction too
+    let mut p = sys.model().params().clone();
+    p.friction = 2.0;
+    sys.set_params(p.clone()).unwrap();
+    p.friction = -1.0;
+    assert!(sys.set_params(p).is_err());
+    sys.set_mesh_colliders(&v, &t, &[0, 2], &[0.0], &[0.5]).unwrap();
+    assert!(sys.set_friction_law(FrictionLaw::PerStep).is_err(), "the ground's 2.0 is not per step");
+    assert_eq!(sys.model().params().friction, 2.0);
+}
