@@ -313,12 +313,12 @@ CmscStatus cmsc_set_collider_friction_law(CmscSim *sim,
 // `q_i = Σ_g group_weights[g·n + i] · group_charges[g]` and returns the loss
 // `L = (1/2n) Σ_i |x_i(T) − target_i|²` (m²) with its gradient with respect to the group
 // charges (m²/C) and, if `out_grad_stiffness_scale` is not NULL, with respect to a scale applied
-// to every spring stiffness, at scale 1 (m²). The gradient is exact for the computed
-// trajectory (an adjoint through the local/global iterations); with DDEF forces it uses the
-// exact Coulomb derivative. The rollout always runs plain Liu 2013 iterations
-// (`CmscParams.iterations` of them), whatever cmsc_set_acceleration selects for cmsc_step: the
-// loss and gradient are those of that plain trajectory. The state, charges and time are
-// restored afterwards.
+// to every spring stiffness, at scale 1 (m²). The rollout runs the steps cmsc_step runs (the
+// iterations as cmsc_set_acceleration and cmsc_set_iteration_tolerance say), so the loss is
+// that of the motion cmsc_step makes. The gradient is an adjoint: exact through plain
+// iterations; through accelerated ones, the derivative of the converged implicit step (exact
+// where the iterations converged). With DDEF forces it uses the exact Coulomb derivative. The
+// state, charges and time are restored afterwards.
 //
 // `group_weights`: n_groups × n doubles, row-major. `group_charges`: n_groups (C).
 // `target`: 3 n doubles (m). CMSC_INVALID_ARGUMENT also for the Verlet and the
@@ -578,8 +578,9 @@ CmscStatus cmsc_get_coulomb_method(const CmscSim *sim,
 // implicit-Euler step as `CmscParams.iterations` grows; at a given count the accelerated step
 // is closer to it (the default `iterations` is chosen so that it is at least as accurate as 10
 // plain ones). Any other value is CMSC_INVALID_ARGUMENT and changes nothing.
-// `cmsc_rollout_gradient` and `cmsc_fit_charges` always differentiate a rollout run with plain
-// iterations, whatever is set here. Takes effect at the next step.
+// `cmsc_rollout_gradient` and `cmsc_fit_charges` run their rollouts as set here (plain
+// iterations are differentiated exactly, accelerated ones as converged implicit steps). Takes
+// effect at the next step.
 //
 // # Safety
 // `sim` must be NULL or a live handle.
