@@ -96,10 +96,11 @@ fn paper_torus() -> Scene {
 }
 
 fn rms_over_size(x: &[Vec3], reference: &[Vec3]) -> Real {
-    let (lo, hi) = reference.iter().fold((Vec3::repeat(Real::MAX), Vec3::repeat(Real::MIN)), |(lo, hi), p| {
-        (lo.inf(p), hi.sup(p))
-    });
-    let rms = (x.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum::<Real>() / x.len() as Real).sqrt();
+    let (lo, hi) = reference
+        .iter()
+        .fold((Vec3::repeat(Real::MAX), Vec3::repeat(Real::MIN)), |(lo, hi), p| (lo.inf(p), hi.sup(p)));
+    let rms =
+        (x.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum::<Real>() / x.len() as Real).sqrt();
     rms / (hi - lo).norm()
 }
 

@@ -3,6 +3,8 @@
 //! are ramped linearly over the steps, bad arguments change nothing; and the iteration
 //! tolerance stops early on a calm cloth within its accuracy of a converged step.
 
+mod common;
+
 use cmsc_core::shapes::grid;
 use cmsc_core::{
     springs_from_triangles, Error, FieldMethod, SimParams, StepBounds, System, Vec3, MAX_ADVANCE_STEPS,
@@ -222,4 +224,71 @@ fn a_diverging_call_is_redone_with_more_steps() {
     assert!(k > 1, "redone with {k} steps");
     assert!(once.last_call_counts().retries >= 1);
     assert_eq!(once.step_count(), steps + u64::from(k), "only the kept try's steps count");
+}
+
+/// A 3 m square plate (two triangles) under the cloth at height `z`, contact distance 5 mm.
+fn plate(z: f64) -> Vec<Vec3> {
+    [(-1.0, -1.0), (2.0, -1.0), (2.0, 2.0), (-1.0, 2.0)].iter().map(|&(x, y)| Vec3::new(x, y, z)).collect()
+}
+
+fn with_plate(sys: &mut System) {
+    let plate = plate(-0.02);
+    sys.set_mesh_colliders(&plate, &[[0, 1, 2], [0, 2, 3]], &[0, 2], &[0.005], &[0.2]).unwrap();
+}
+
+#[test]
+fn a_moving_obstacle_is_ramped_like_the_other_inputs() {
+    // the plate rises 0.1 m during one frame and lifts the cloth: `advance` moves it a quarter
+    // of the way in each of its 4 steps, as four hand-made moves do
+    let k = 4;
+    let (mut a, _) = stepped_once(1e-8, k);
+    let (mut b, _) = stepped_once(1e-8, k);
+    let (mut c, _) = stepped_once(1e-8, k);
+    for sys in [&mut a, &mut b, &mut c] {
+        with_plate(sys);
+    }
+    let (from, to) = (plate(-0.02), plate(0.08));
+    a.move_mesh_colliders(&to).unwrap();
+    c.move_mesh_colliders(&to).unwrap();
+    assert_eq!(a.advance(FRAME, k, k).unwrap(), k);
+    for j in 0..k {
+        let s = (j + 1) as f64 / k as f64;
+        let at: Vec<Vec3> = from.iter().zip(&to).map(|(p, q)| p.zip_map(q, |p, q| lerp(p, q, s))).collect();
+        b.move_mesh_colliders(&at).unwrap();
+        b.step().unwrap();
+    }
+    let gap = a.positions().iter().zip(b.positions()).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+    assert!(gap < 1e-12, "advance vs hand-ramped obstacle: {gap} m apart");
+    let lifted = a.positions().iter().map(|p| p.z).fold(f64::MIN, f64::max);
+    assert!(lifted > 0.08, "the plate lifted the cloth: highest vertex at {lifted} m");
+    // the whole move in the first step throws the cloth instead
+    c.step_n(k).unwrap();
+    let jump = a.positions().iter().zip(c.positions()).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+    assert!(jump > 1e-3, "ramped and jumped obstacle differ: {jump} m");
+}
+
+#[test]
+fn a_call_whose_steps_the_safeguard_halved_is_followed_by_twice_the_steps() {
+    // The Fig. 5 sphere with the low-dissipation integrator at 0.2 s per call: the energy
+    // safeguard halves steps at the re-collapse (t ≈ 8.8 s). With the step bounds off, only that
+    // carries over: the call after one whose step was halved takes 2 steps, then falls back to 1.
+    let unbounded = StepBounds { charge: f64::INFINITY, motion: f64::INFINITY };
+    let mut single = common::fig5_sphere(8e-6, 0.2);
+    let mut adaptive = common::fig5_sphere(8e-6, 0.2);
+    adaptive.set_step_bounds(unbounded).unwrap();
+    let mut first_halved = None;
+    for call in 0..75 {
+        assert_eq!(single.advance(0.2, 1, 1).unwrap(), 1);
+        assert_eq!(adaptive.advance(0.2, 1, 32).unwrap(), 1, "call {call} before any halving");
+        let counts = single.last_step_counts();
+        if counts.attempts > counts.substeps {
+            first_halved = Some(call);
+            break;
+        }
+    }
+    let call = first_halved.expect("the safeguard halves a step within 15 s");
+    assert_eq!(single.positions(), adaptive.positions(), "the same steps until call {call}");
+    assert_eq!(adaptive.advance(0.2, 1, 32).unwrap(), 2, "the call after the halving");
+    let later: Vec<u32> = (0..20).map(|_| adaptive.advance(0.2, 1, 32).unwrap()).collect();
+    assert!(later.contains(&1), "falls back to one step per call: {later:?}");
 }

@@ -10,7 +10,7 @@
 mod common;
 
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Integrator, SimParams, System, Vec3, CAP_BAND};
-use common::{extent, momentum, paper_torus};
+use common::{extent, fig5_sphere, momentum, paper_torus};
 
 /// Total energy every 0.15 s over 15 s, positions at 6 s, and whether a vertex left `limit`.
 fn run(mut sys: System, h: f64, limit: f64) -> (Vec<f64>, Vec<Vec3>, bool) {
@@ -70,26 +70,6 @@ fn light_torus_stays_bounded() {
         eprintln!("torus 0.01 kg, h = {h}: peak energy / initial {peak:.4} (sampled every 0.15 s)");
         assert!(peak < 1.0 + 2.0 * CAP_BAND, "0.01 kg, h = {h}: energy rose to {peak}× the initial");
     }
-}
-
-/// The validation report's Fig. 5 sphere: an icosphere of 642 vertices and radius 1 m carrying
-/// the paper torus's total mass (145 kg) and charge (145 × q), structural springs of 0.5 N/m.
-fn fig5_sphere(q: f64, h: f64) -> System {
-    let mesh = shapes::icosphere(3, 1.0);
-    let n = mesh.positions.len();
-    let springs = springs_from_triangles(n, &mesh.triangles).unwrap();
-    let (ends, k) = springs.with_stiffness(0.5, 0.0);
-    let (ends, k): (Vec<_>, Vec<_>) = ends.into_iter().zip(k).filter(|(_, k)| *k > 0.0).unzip();
-    let params = SimParams {
-        time_step: h,
-        gravity: Vec3::zeros(),
-        coulomb: FieldMethod::Direct,
-        integrator: Integrator::ImexLowDissipation,
-        ..SimParams::default()
-    };
-    let mut sys = System::new(&mesh.positions, &vec![145.0 / n as f64; n], &ends, &k, params).unwrap();
-    sys.set_charges(&vec![145.0 * q / n as f64; n]).unwrap();
-    sys
 }
 
 #[test]

@@ -28,6 +28,26 @@ pub fn paper_torus(mass: f64, h: f64, integrator: Integrator) -> System {
     sys
 }
 
+/// The validation report's Fig. 5 sphere: an icosphere of 642 vertices and radius 1 m carrying
+/// the paper torus's total mass (145 kg) and charge (145 × q), structural springs of 0.5 N/m.
+pub fn fig5_sphere(q: f64, h: f64) -> System {
+    let mesh = shapes::icosphere(3, 1.0);
+    let n = mesh.positions.len();
+    let springs = springs_from_triangles(n, &mesh.triangles).unwrap();
+    let (ends, k) = springs.with_stiffness(0.5, 0.0);
+    let (ends, k): (Vec<_>, Vec<_>) = ends.into_iter().zip(k).filter(|(_, k)| *k > 0.0).unzip();
+    let params = SimParams {
+        time_step: h,
+        gravity: Vec3::zeros(),
+        coulomb: FieldMethod::Direct,
+        integrator: Integrator::ImexLowDissipation,
+        ..SimParams::default()
+    };
+    let mut sys = System::new(&mesh.positions, &vec![145.0 / n as f64; n], &ends, &k, params).unwrap();
+    sys.set_charges(&vec![145.0 * q / n as f64; n]).unwrap();
+    sys
+}
+
 /// Total momentum `Σ m_i v_i` (kg·m/s).
 pub fn momentum(sys: &System) -> Vec3 {
     sys.velocities().iter().zip(sys.masses()).map(|(v, m)| v * *m).sum()
