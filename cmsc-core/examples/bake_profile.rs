@@ -18,7 +18,9 @@
 //!
 //! Run: `cargo run --release -p cmsc-core --example bake_profile -- [--n 10000] [--steps 20]
 //! [--method ddef|direct|p3m|off] [--iterations 6] [--plain] [--far-interval 1] [--charged 1] [--m 0] [--every 0]
-//! [--snapshots DIR] [--scene hanging|falling] [--charge 10]`.
+//! [--snapshots DIR] [--scene hanging|falling] [--charge 10] [--substeps 5] [--tol 0] [--settling 0]`.
+//! `--substeps 3 --tol 1e-3 --settling 2` are the add-on's defaults (h = 1/72 s, iterations to
+//! the relative update 10⁻³, Settling 2/s); the others default to the fixed schedule before.
 //! `--m` is the DDEF grid size (0 = adaptive, the add-on's default); `--far-interval K` holds
 //! DDEF's far field for K steps (`SimParams::far_field_interval`). With `--every` > 0 it
 //! also prints the mean Coulomb time of each window of that many steps (the cost changes as the
@@ -62,6 +64,11 @@ fn main() {
     let snapshots =
         Some(arg("--snapshots", String::new())).filter(|d| !d.is_empty()).map(std::path::PathBuf::from);
     let scene = arg("--scene", "hanging".to_string());
+    // the add-on's defaults since issue 29 are `--substeps 3 --tol 1e-3 --settling 2` (the
+    // least of adaptive substeps, iterations to a tolerance, Settling 2/s)
+    let substeps: u32 = arg("--substeps", 5);
+    let tolerance: Real = arg("--tol", 0.0);
+    let settling: Real = arg("--settling", 0.0);
 
     let side = (n as f64).sqrt().round() as u32;
     let mesh = grid(side, side, 2.0 / (side - 1) as f64);
@@ -74,8 +81,10 @@ fn main() {
     };
     let (ends, k) = springs_from_triangles(nv, &mesh.triangles).unwrap().with_stiffness(100.0, 10.0);
     let params = SimParams {
-        time_step: 1.0 / 120.0,
+        time_step: 1.0 / (24.0 * substeps as Real),
         iterations,
+        iteration_tolerance: tolerance,
+        relative_damping: settling,
         acceleration: if plain { Acceleration::Plain } else { Acceleration::Anderson },
         coulomb: method,
         grid_points,
@@ -96,8 +105,10 @@ fn main() {
     let mut sum = StepTimings::default();
     let t0 = Instant::now();
     let mut window = Duration::ZERO;
+    let mut iterations_run = 0u64;
     for s in 1..=steps {
         sys.step().unwrap();
+        iterations_run += u64::from(sys.last_step_counts().iterations);
         sum += *sys.last_step_timings();
         window += sys.last_step_timings().coulomb;
         if every > 0 && s % every == 0 {
@@ -126,9 +137,12 @@ fn main() {
     }
     let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / steps as f64;
+    let iterations_run = iterations_run as f64 / steps as f64;
     println!(
-        "{scene} {nv} {method:?} m={grid_points} far every {far_field_interval} K={iterations}{}: {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
+        "{scene} {nv} {method:?} m={grid_points} far every {far_field_interval} K={iterations}{} h=1/{} tol {tolerance:e} \
+         ({iterations_run:.1} iterations/step): {wall:.2} ms/step | factor {:.2} coulomb {:.2} external {:.2} springs {:.2} solve {:.2} finish {:.2}",
         if plain { " plain" } else { " accelerated" },
+        24 * substeps,
         ms(sum.factorization),
         ms(sum.coulomb),
         ms(sum.external),
