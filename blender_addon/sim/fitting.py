@@ -28,6 +28,17 @@ MIN_SCALE = 1e-9
 #: what is left to gain no longer shows in the motion.
 CONVERGED = 1e-4
 
+#: A fit whose RMS distance to the target is below this fraction of the target's size has
+#: reached it: what is left is round-off, where "one more iteration" compares noise with noise.
+REACHED = 1e-10
+
+
+def _reached(loss, target):
+    """Whether the loss (m², half the mean squared distance) is round-off for `target`."""
+    t = np.asarray(target, dtype=np.float64).reshape(-1, 3)
+    size = float(np.ptp(t, axis=0).max()) if len(t) else 0.0
+    return np.sqrt(2.0 * max(loss, 0.0)) <= REACHED * size
+
 
 @dataclass(frozen=True)
 class FitResult:
@@ -56,7 +67,8 @@ def fit_group_charges(sim, steps, group_weights, group_charges, target, free=Non
         q, loss = sim.fit_charges(steps, group_weights, q0, target, max_iterations)
         # The library says not why it stopped: one more of its iterations tells.
         _, further = sim.fit_charges(steps, group_weights, q, target, 1)
-        return FitResult(q, loss, initial, converged=loss - further <= CONVERGED * loss)
+        converged = loss - further <= CONVERGED * loss or _reached(loss, target)
+        return FitResult(q, loss, initial, converged=converged)
     scale = max(float(np.abs(q0[free]).max()), MIN_SCALE)
 
     def evaluate(z):
@@ -96,7 +108,7 @@ def fit_group_charges(sim, steps, group_weights, group_charges, target, free=Non
             del pairs[:-MEMORY]
         decrease = loss - loss_new
         z, loss, g = z_new, loss_new, g_new
-        if decrease <= tolerance * loss or loss == 0.0:
+        if decrease <= tolerance * loss or _reached(loss, target):
             converged = True
             break
     q = q0.copy()
