@@ -71,7 +71,8 @@ fn main() {
     for s in 0..steps {
         let before = sys.positions().to_vec();
         let t0 = Instant::now();
-        let result = if adaptive { sys.advance(1.0 / 24.0, 3, 32).map(Some) } else { sys.step().map(|()| None) };
+        let result =
+            if adaptive { sys.advance(1.0 / 24.0, 3, 32).map(Some) } else { sys.step().map(|()| None) };
         let taken = match result {
             Ok(taken) => taken.map(|k| format!(" ({k} steps)")).unwrap_or_default(),
             Err(e) => {

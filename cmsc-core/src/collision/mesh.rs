@@ -1,6 +1,9 @@
 //! Triangle-mesh obstacles; the method, momentum and energy are documented on [`MeshColliders`].
 
+use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
 use parry3d_f64::math::Point;
+use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy};
+use parry3d_f64::query::details::closest_points_segment_segment_with_locations_nD;
 use parry3d_f64::query::{PointQuery, Ray};
 use parry3d_f64::shape::{CompositeShapeRef, FeatureId, TriMesh, TriMeshFlags};
 use rayon::prelude::*;
@@ -9,6 +12,7 @@ use super::geometry::{check_triangles, triangle_normal};
 use super::{respond, Contact, Friction, FrictionLaw};
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};
+use crate::springs::Springs;
 
 /// Whether a mesh bounds a volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +70,28 @@ pub struct MeshCollider {
     surface: Surface,
     /// The largest `|X_{t+1} − X_t|` (m).
     max_displacement: Real,
+    /// Its convex sharp edges (closed meshes only): where a spring between two vertices outside
+    /// can cut through (stage 5 of the [`MeshColliders`] docs).
+    edges: Vec<SharpEdge>,
 }
+
+/// An edge of a closed mesh between two faces meeting at a convex angle sharper than
+/// [`SHARP_EDGE_COS`]: its two corners and its two faces (local indices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SharpEdge {
+    ends: [u32; 2],
+    faces: [u32; 2],
+}
+
+/// An edge is sharp when its faces' normals differ by more than 20° (cosine below this). Flatter
+/// edges (a finely tessellated sphere's) leave a spring over them within its sag of the surface,
+/// which the vertex contacts already keep outside.
+pub const SHARP_EDGE_COS: Real = 0.94;
+
+/// Most detection passes of the spring–edge contacts per step (stage 5): each moves a vertex by
+/// the mean of its contacts' pushes, so one pass may leave part of a push; the passes stop as
+/// soon as none is found.
+pub const EDGE_PASSES: usize = 8;
 
 impl std::fmt::Debug for MeshCollider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -106,6 +131,21 @@ impl std::fmt::Debug for MeshCollider {
 ///    of `v − u` and `p − s` are scaled by `1 − friction` ([`FrictionLaw::PerStep`]) or lose
 ///    Coulomb's `μ Δv_n` and `μ Δv_n h` at most, with `Δv_n = max(max(−n·(v − u), 0), δ/h)`
 ///    ([`FrictionLaw::Coulomb`]).
+///
+/// 5. **Sharp edges** ([`MeshColliders::project_edges`], after every vertex was projected): a
+///    spring between two vertices outside a closed obstacle can still cut through it across a
+///    convex edge (a cloth draped over a box: 22 mm on `tests/mesh_colliders.rs`' cube, 33 mm
+///    measured in Blender). For every convex edge sharper than 20° ([`SHARP_EDGE_COS`]) and every
+///    spring near it, the spring's point closest to the edge is kept `thickness` outside the
+///    obstacle grown by `thickness` (a rounded edge): pushed radially off the edge when it is
+///    closer, out along the two faces' mean normal when it is behind both faces (inside). The
+///    push is shared by the spring's ends in proportion to their weights `1 − s`, `s` (pinned
+///    ends take none), as a least-change projection; each vertex moves by the mean of its
+///    contacts' pushes (Jacobi: applied in turn, the order of the springs made a symmetric drape
+///    drift), up to [`EDGE_PASSES`] times while contacts remain, and loses its velocity into
+///    the edge. No friction acts at an edge; open meshes (sheets) have no inside and are left
+///    to the vertex contacts. Cost: a BVH over the sharp edges (a box has 12) queried with
+///    every spring's box, per pass.
 ///
 /// ## Momentum and energy
 /// The obstacle has infinite mass: the projection applies an impulse `m_i Δv_i` on every
@@ -295,6 +335,152 @@ impl MeshColliders {
     }
 }
 
+impl MeshColliders {
+    /// Stage 5 of the [`MeshColliders`] docs: keeps every spring `springs` joins at least the
+    /// contact distance from the obstacles' convex sharp edges, after the vertices were
+    /// projected. Returns the number of spring–edge contacts applied.
+    pub fn project_edges(&self, springs: &Springs, x: &mut [Vec3], v: &mut [Vec3], pinned: &[bool]) -> usize {
+        let edges: Vec<EdgeNow> = self.meshes.iter().flat_map(MeshCollider::edges_now).collect();
+        if edges.is_empty() {
+            return 0;
+        }
+        let longest = springs
+            .ends()
+            .par_iter()
+            .map(|&[a, b]| (x[a as usize] - x[b as usize]).norm())
+            .reduce(|| 0.0, Real::max);
+        let boxes: Vec<Aabb> = edges
+            .iter()
+            .map(|e| Aabb::from_points([point(&e.ends[0]), point(&e.ends[1])]).loosened(e.distance))
+            .collect();
+        let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes);
+        let (mut applied, edges) = (0, &edges);
+        for _ in 0..EDGE_PASSES {
+            let found: Vec<(u32, u32)> = springs
+                .ends()
+                .par_iter()
+                .enumerate()
+                .flat_map_iter(|(s, &[a, b])| {
+                    let (pa, pb) = (x[a as usize], x[b as usize]);
+                    let query = Aabb::from_points([point(&pa), point(&pb)]);
+                    let near: Vec<u32> = bvh.intersect_aabb(&query).collect();
+                    near.into_iter()
+                        .filter(move |&e| edges[e as usize].push(pa, pb, longest).is_some())
+                        .map(move |e| (s as u32, e))
+                })
+                .collect();
+            if found.is_empty() {
+                break;
+            }
+            // Jacobi: each vertex moves by the mean of its contacts' pushes (the order of the
+            // springs must not matter: applied one after the other, a symmetric drape drifted)
+            let mut push = vec![(Vec3::zeros(), 0u32); x.len()];
+            for &(s, e) in &found {
+                let [a, b] = springs.ends()[s as usize].map(|i| i as usize);
+                let Some((along, delta)) = edges[e as usize].push(x[a], x[b], longest) else { continue };
+                let (wa, wb) = (if pinned[a] { 0.0 } else { 1.0 }, if pinned[b] { 0.0 } else { 1.0 });
+                let denom = (1.0 - along) * (1.0 - along) * wa + along * along * wb;
+                if denom <= 0.0 {
+                    continue;
+                }
+                for (i, share) in [(a, (1.0 - along) * wa), (b, along * wb)] {
+                    if share > 0.0 {
+                        push[i].0 += delta * (share / denom);
+                        push[i].1 += 1;
+                    }
+                }
+                applied += 1;
+            }
+            for (i, &(sum, count)) in push.iter().enumerate().filter(|(_, p)| p.1 > 0) {
+                let delta = sum / count as Real;
+                let norm = delta.norm();
+                if norm == 0.0 {
+                    continue;
+                }
+                x[i] += delta;
+                let dir = delta / norm;
+                let into = v[i].dot(&dir);
+                if into < 0.0 {
+                    v[i] -= dir * into; // inelastic: no velocity into the edge
+                }
+            }
+        }
+        applied
+    }
+}
+
+/// A sharp edge where it is at the end of the step: its corners, its faces' outward normals and
+/// the contact distance.
+struct EdgeNow {
+    ends: [Vec3; 2],
+    normals: [Vec3; 2],
+    distance: Real,
+}
+
+impl EdgeNow {
+    /// For the spring from `pa` to `pb`: where along it (`s` in `(0, 1)`) and by how much (m)
+    /// its closest point to the edge must move to be `distance` outside the edge's rounded
+    /// wedge (the obstacle grown by `distance`), if it is not: radially off the edge where the
+    /// point is outside both faces' planes, out along the faces' mean normal where it is behind
+    /// both (the spring cuts through the solid). A point behind both planes but farther from
+    /// the edge than `reach` (the longest spring) is not near this edge. Springs whose closest
+    /// point is an end are left to the vertex contacts.
+    fn push(&self, pa: Vec3, pb: Vec3, reach: Real) -> Option<(Real, Vec3)> {
+        let [e0, e1] = self.ends.map(|e| point(&e));
+        let (on_spring, on_edge) =
+            closest_points_segment_segment_with_locations_nD((&point(&pa), &point(&pb)), (&e0, &e1));
+        let [_, s] = on_spring.barycentric_coordinates();
+        if s <= 0.0 || s >= 1.0 {
+            return None;
+        }
+        let [u0, u1] = on_edge.barycentric_coordinates();
+        let p = pa * (1.0 - s) + pb * s;
+        let q = self.ends[0] * u0 + self.ends[1] * u1;
+        let r = p - q;
+        let dist = r.norm();
+        let d = self.distance + CONTACT_EPSILON;
+        let behind = r.dot(&self.normals[0]) < 0.0 && r.dot(&self.normals[1]) < 0.0;
+        if behind {
+            if dist > reach {
+                return None;
+            }
+            let n = (self.normals[0] + self.normals[1]).normalize();
+            Some((s, q + n * d - p))
+        } else if dist < self.distance && dist > 0.0 {
+            Some((s, r * ((d - dist) / dist)))
+        } else {
+            None
+        }
+    }
+}
+
+/// The convex sharp edges of a closed, outward-wound mesh (points `pts`, triangles `indices`).
+fn sharp_edges(pts: &[Point<Real>], indices: &[[u32; 3]]) -> Vec<SharpEdge> {
+    let mut halves: Vec<([u32; 2], u32)> = indices
+        .iter()
+        .enumerate()
+        .flat_map(|(f, t)| {
+            [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]].map(|[a, b]| ([a.min(b), a.max(b)], f as u32))
+        })
+        .collect();
+    halves.sort_unstable();
+    let normal = |f: u32| {
+        let [a, b, c] = indices[f as usize].map(|i| pts[i as usize].coords);
+        triangle_normal(&a, &b, &c)
+    };
+    halves
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter_map(|run| {
+            let [(ends, f1), (_, f2)] = run else { return None };
+            let (n1, n2) = (normal(*f1)?, normal(*f2)?);
+            // convex: the far corner of the second face is behind the first face's plane
+            let far = indices[*f2 as usize].iter().find(|&&i| !ends.contains(&i))?;
+            let convex = (pts[*far as usize].coords - pts[ends[0] as usize].coords).dot(&n1) < 0.0;
+            (convex && n1.dot(&n2) < SHARP_EDGE_COS).then_some(SharpEdge { ends: *ends, faces: [*f1, *f2] })
+        })
+        .collect()
+}
+
 fn check_offsets(first: &[u32], k: usize, n_triangles: usize) -> Result<()> {
     if k == 0 {
         return if n_triangles == 0 {
@@ -350,9 +536,19 @@ impl MeshCollider {
         if surface == Surface::Closed && volume < 0.0 {
             indices.iter_mut().for_each(|t| t.swap(1, 2));
         }
+        let edges = if surface == Surface::Closed { sharp_edges(&pts, &indices) } else { Vec::new() };
         let mesh = build(pts, indices, surface)?;
         let displacement = vec![Vec3::zeros(); global.len()];
-        Ok(MeshCollider { mesh, displacement, global, thickness, friction, surface, max_displacement: 0.0 })
+        Ok(MeshCollider {
+            mesh,
+            displacement,
+            global,
+            thickness,
+            friction,
+            surface,
+            max_displacement: 0.0,
+            edges,
+        })
     }
 
     /// A copy at `vertices`.
@@ -378,7 +574,14 @@ impl MeshCollider {
             .collect();
         let max_displacement = displacement.iter().map(|d| d.norm()).fold(0.0, Real::max);
         let mesh = build(pts, self.mesh.indices().to_vec(), self.surface)?;
-        Ok(MeshCollider { mesh, displacement, max_displacement, global: self.global.clone(), ..*self })
+        Ok(MeshCollider {
+            mesh,
+            displacement,
+            max_displacement,
+            global: self.global.clone(),
+            edges: self.edges.clone(),
+            ..*self
+        })
     }
 
     /// Whether the mesh bounds a volume (every edge shared by two triangles).
@@ -389,6 +592,23 @@ impl MeshCollider {
     /// Number of triangles.
     pub fn n_triangles(&self) -> usize {
         self.mesh.num_triangles()
+    }
+
+    /// Number of convex sharp edges (stage 5 of the [`MeshColliders`] docs).
+    pub fn n_sharp_edges(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The sharp edges at the mesh's current positions (a moving obstacle's where it is at the
+    /// end of the step), those a move left convex.
+    fn edges_now(&self) -> impl Iterator<Item = EdgeNow> + '_ {
+        let at = |i: u32| self.mesh.vertices()[i as usize].coords;
+        self.edges.iter().filter_map(move |e| {
+            let normals = e.faces.map(|f| self.face_normal(f));
+            let far = self.mesh.indices()[e.faces[1] as usize].into_iter().find(|i| !e.ends.contains(i))?;
+            let convex = (at(far) - at(e.ends[0])).dot(&normals[0]) < 0.0;
+            convex.then(|| EdgeNow { ends: e.ends.map(at), normals, distance: self.thickness })
+        })
     }
 
     /// The obstacle's velocity (m/s) at the closest surface point to `p` within `reach`.
