@@ -309,6 +309,20 @@ CmscStatus cmsc_set_self_collision_friction(CmscSim *sim,
 CmscStatus cmsc_set_collider_friction_law(CmscSim *sim,
                                           uint32_t law);
 
+// The triangles of the simulated surface (3 uint32 vertex indices each, in range, distinct
+// corners, non-zero area at the current positions): their edges are kept outside the mesh
+// colliders' convex sharp edges (an edge of a closed collider whose faces meet at more than
+// 20°), so that a cloth draped over a box does not cut into it between its vertices; without
+// them only the vertices are kept out. Springs are not used for this (bending springs are no
+// part of the surface). n_triangles = 0 clears them (then `triangles` may be NULL). The array
+// is copied. On error the surface in force is unchanged.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `triangles` valid for 3 n_triangles values.
+CmscStatus cmsc_set_surface(CmscSim *sim,
+                            const uint32_t *triangles,
+                            size_t n_triangles);
+
 // Runs `steps` IMEX steps from the current state with vertex charges
 // `q_i = Σ_g group_weights[g·n + i] · group_charges[g]` and returns the loss
 // `L = (1/2n) Σ_i |x_i(T) − target_i|²` (m²) with its gradient with respect to the group

@@ -151,6 +151,7 @@ SIGNATURES = {
     "cmsc_set_self_collision": (_status, [_sim, _u32ptr, _size, _dptr, _size]),
     "cmsc_set_self_collision_friction": (_status, [_sim, _dptr, _size]),
     "cmsc_set_collider_friction_law": (_status, [_sim, ctypes.c_uint32]),
+    "cmsc_set_surface": (_status, [_sim, _u32ptr, _size]),
     "cmsc_set_sphere_colliders": (_status, [_sim, _dptr, _dptr, _size]),
     "cmsc_coulomb_forces": (_status, [_sim, _dptr, _size]),
     "cmsc_energies": (_status, [_sim, ctypes.POINTER(CmscEnergies)]),

@@ -94,8 +94,9 @@ class Setup:
     part_sizes: tuple = ()
     #: Settling of each part (1/s: Simulation.set_relative_damping / set_parts)
     part_damping: tuple = (0.0,)
-    #: self-collision: the surfaces (t, 3) that repel and how far (n,) m each vertex keeps from
-    #: them (None or all 0: off)
+    #: the surfaces (t, 3), with area: those that repel in self-collision, and whose edges are
+    #: kept off the colliders' sharp edges; with how far (n,) m each vertex keeps from them in
+    #: self-collision (None or all 0: off)
     self_triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
     self_distance: np.ndarray | None = None
     #: friction between layers (n,) 1/s per vertex (None or all 0: frictionless)
@@ -134,6 +135,8 @@ class Setup:
                 if c.law != FrictionLaw.PER_STEP:
                     sim.set_collider_friction_law(c.law)
                 sim.set_mesh_colliders(c.vertices, c.triangles, c.first_triangle, c.thickness, c.friction)
+                if len(self.self_triangles):
+                    sim.set_surface(self.self_triangles)  # kept off the colliders' sharp edges
         except CmscError:
             sim.close()
             raise

@@ -213,6 +213,12 @@ class Simulation:
         r = _f64(rate, (self.n_vertices,), "rate")
         self._call("cmsc_set_self_collision_friction", _ptr(r), len(r))
 
+    def set_surface(self, triangles):
+        """The simulated surface's triangles (t, 3), with area: their edges are kept off the mesh
+        colliders' sharp edges (a cloth draped over a box does not cut into it); none clears."""
+        t = np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3)
+        self._call("cmsc_set_surface", _ptr(t, ctypes.c_uint32), len(t))
+
     def set_collider_friction_law(self, law):
         """How the obstacles' friction values are read (a `FrictionLaw`): PER_STEP (the default,
         0..1 removed per step in contact) or COULOMB (coefficients mu >= 0, Blender Cloth's law,

@@ -426,7 +426,7 @@ fn collide(model: &Model, state: &State, x_new: &mut [Vec3], v_new: &mut [Vec3])
     let law = model.friction_law;
     contacts += model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
     contacts += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
-    contacts += model.mesh_colliders.project_edges(&model.springs, x_new, v_new, pinned);
+    contacts += model.mesh_colliders.project_edges(&model.surface_edges, x_old, x_new, v_new, pinned, h, law);
     contacts
 }
 

@@ -490,6 +490,34 @@ impl System {
         Ok(())
     }
 
+    /// The triangles of the simulated surface (vertex indices): their edges are kept outside the
+    /// mesh obstacles' convex sharp edges (stage 5 of the [`MeshColliders`] docs). Without them
+    /// only the vertices are kept out, and an edge of the surface can cut across an obstacle's
+    /// edge. Springs are not used for this: bending springs span two triangles and are no part of
+    /// the surface (pushed off a box's edge, they tented a draped cloth above its top face). No
+    /// triangles clears them.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`triangles`) for an index out of range or a triangle with
+    /// repeated corners or zero area at the current positions; the surface in force is unchanged.
+    pub fn set_surface(&mut self, triangles: &[[u32; 3]]) -> Result<()> {
+        crate::collision::check_triangles("triangles", triangles, &self.state.x)?;
+        let mut edges: Vec<[u32; 2]> = triangles
+            .iter()
+            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+            .map(|[a, b]| [a.min(b), a.max(b)])
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        self.model.surface_edges = edges;
+        Ok(())
+    }
+
+    /// The edges of the surface set with [`System::set_surface`] (`[low, high]`, sorted).
+    pub fn surface_edges(&self) -> &[[u32; 2]] {
+        &self.model.surface_edges
+    }
+
     /// Sets the friction between layers of the self-collision in force: a contact of vertex `i`
     /// keeps the fraction `exp(−rate[i] h)` of its tangential slip per step (`rate` in 1/s, one
     /// per vertex, 0: frictionless, the default), so the slip lost per second does not depend

@@ -163,3 +163,27 @@ pub unsafe extern "C" fn cmsc_set_collider_friction_law(sim: *mut CmscSim, law: 
         sim.call(|s| Ok(s.set_friction_law(law)?))
     })
 }
+
+/// The triangles of the simulated surface (3 uint32 vertex indices each, in range, distinct
+/// corners, non-zero area at the current positions): their edges are kept outside the mesh
+/// colliders' convex sharp edges (an edge of a closed collider whose faces meet at more than
+/// 20°), so that a cloth draped over a box does not cut into it between its vertices; without
+/// them only the vertices are kept out. Springs are not used for this (bending springs are no
+/// part of the surface). n_triangles = 0 clears them (then `triangles` may be NULL). The array
+/// is copied. On error the surface in force is unchanged.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `triangles` valid for 3 n_triangles values.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_set_surface(
+    sim: *mut CmscSim,
+    triangles: *const u32,
+    n_triangles: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_mut(sim) }?;
+        let t = unsafe { triangles_input(triangles, n_triangles, "triangles") }?;
+        sim.call(|s| Ok(s.set_surface(&t)?))
+    })
+}

@@ -22,7 +22,7 @@ mod version;
 
 pub use collision::{
     cmsc_move_mesh_colliders, cmsc_set_collider_friction_law, cmsc_set_mesh_colliders,
-    cmsc_set_self_collision, cmsc_set_self_collision_friction,
+    cmsc_set_self_collision, cmsc_set_self_collision_friction, cmsc_set_surface,
 };
 pub use gradient::{cmsc_fit_charges, cmsc_rollout_gradient};
 pub use handle::CmscSim;

@@ -204,3 +204,30 @@ fn bad_self_collision_is_rejected_naming_the_argument() {
         cmsc_destroy(sim);
     }
 }
+
+#[test]
+fn a_bad_surface_is_rejected_naming_the_argument_and_changes_nothing() {
+    let sim = square(&params());
+    let t = [0u32, 1, 2, 0, 2, 3];
+    // SAFETY: live handle; every array is valid for the length passed.
+    unsafe {
+        assert_eq!(cmsc_set_surface(sim, t.as_ptr(), 2), CMSC_OK, "{}", last_error());
+        assert_eq!(cmsc_set_surface(sim, ptr::null(), 0), CMSC_OK, "none clears it");
+        assert_eq!(cmsc_set_surface(sim, t.as_ptr(), 2), CMSC_OK, "{}", last_error());
+        let before = positions(sim, 4);
+        type Call<'a> = Box<dyn Fn() -> CmscStatus + 'a>;
+        let cases: Vec<(Call, &str)> = vec![
+            (Box::new(|| cmsc_set_surface(sim, ptr::null(), 2)), "`triangles` is NULL"),
+            (Box::new(|| cmsc_set_surface(sim, [0u32, 1, 4].as_ptr(), 1)), "out of range"),
+            (Box::new(|| cmsc_set_surface(sim, [0u32, 1, 1].as_ptr(), 1)), "degenerate"),
+            (Box::new(|| cmsc_set_surface(ptr::null_mut(), t.as_ptr(), 2)), "`sim` is NULL"),
+        ];
+        for (i, (call, needle)) in cases.into_iter().enumerate() {
+            assert_eq!(call(), CMSC_INVALID_ARGUMENT, "case {i}");
+            let msg = last_error();
+            assert!(msg.contains(needle), "case {i}: `{msg}` does not mention `{needle}`");
+            assert_eq!(positions(sim, 4), before, "case {i}");
+        }
+        cmsc_destroy(sim);
+    }
+}

@@ -12,7 +12,6 @@ use super::geometry::{check_triangles, triangle_normal};
 use super::{respond, Contact, Friction, FrictionLaw};
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};
-use crate::springs::Springs;
 
 /// Whether a mesh bounds a volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +69,8 @@ pub struct MeshCollider {
     surface: Surface,
     /// The largest `|X_{t+1} − X_t|` (m).
     max_displacement: Real,
-    /// Its convex sharp edges (closed meshes only): where a spring between two vertices outside
-    /// can cut through (stage 5 of the [`MeshColliders`] docs).
+    /// Its convex sharp edges (closed meshes only): where an edge of the simulated surface
+    /// between two vertices outside can cut through (stage 5 of the [`MeshColliders`] docs).
     edges: Vec<SharpEdge>,
 }
 
@@ -132,19 +131,22 @@ impl std::fmt::Debug for MeshCollider {
 ///    Coulomb's `μ Δv_n` and `μ Δv_n h` at most, with `Δv_n = max(max(−n·(v − u), 0), δ/h)`
 ///    ([`FrictionLaw::Coulomb`]).
 ///
-/// 5. **Sharp edges** ([`MeshColliders::project_edges`], after every vertex was projected): a
-///    spring between two vertices outside a closed obstacle can still cut through it across a
-///    convex edge (a cloth draped over a box: 22 mm on `tests/mesh_colliders.rs`' cube, 33 mm
-///    measured in Blender). For every convex edge sharper than 20° ([`SHARP_EDGE_COS`]) and every
-///    spring near it, the spring's point closest to the edge is kept `thickness` outside the
-///    obstacle grown by `thickness` (a rounded edge): pushed radially off the edge when it is
-///    closer, out along the two faces' mean normal when it is behind both faces (inside). The
-///    push is shared by the spring's ends in proportion to their weights `1 − s`, `s` (pinned
-///    ends take none), as a least-change projection; each vertex moves by the mean of its
+/// 5. **Sharp edges** ([`MeshColliders::project_edges`], after every vertex was projected): an
+///    edge of the simulated surface between two vertices outside a closed obstacle can still
+///    cut through it across a convex edge (a cloth draped over a box: 22 mm on
+///    `tests/mesh_colliders.rs`' cube, 33 mm measured in Blender). Where the surface's triangles
+///    are known ([`crate::System::set_surface`]), for every convex edge sharper than 20°
+///    ([`SHARP_EDGE_COS`]) and every surface edge near it, the surface edge's point closest to
+///    it is kept `thickness` outside the obstacle grown by `thickness` (a rounded edge): pushed
+///    radially off the edge when it is closer, out along the two faces' mean normal when it is
+///    behind both faces (inside). The push is shared by the surface edge's ends in proportion
+///    to their weights `1 − s`, `s` (pinned ends take none), as a least-change projection; each vertex moves by the mean of its
 ///    contacts' pushes (Jacobi: applied in turn, the order of the springs made a symmetric drape
-///    drift), up to [`EDGE_PASSES`] times while contacts remain, and loses its velocity into
-///    the edge. No friction acts at an edge; open meshes (sheets) have no inside and are left
-///    to the vertex contacts. Cost: a BVH over the sharp edges (a box has 12) queried with
+///    drift), up to [`EDGE_PASSES`] times while contacts remain. Then stage 4's response acts
+///    once on every vertex an edge moved, with the normal along its total push and the mesh's
+///    friction (without it a cloth draped over a box slid off over its frictionless edges); a
+///    moving obstacle's edges are treated as still in that response. Open meshes (sheets) have
+///    no inside and are left to the vertex contacts. Cost: a BVH over the sharp edges (a box has 12) queried with
 ///    every spring's box, per pass.
 ///
 /// ## Momentum and energy
@@ -336,16 +338,28 @@ impl MeshColliders {
 }
 
 impl MeshColliders {
-    /// Stage 5 of the [`MeshColliders`] docs: keeps every spring `springs` joins at least the
-    /// contact distance from the obstacles' convex sharp edges, after the vertices were
-    /// projected. Returns the number of spring–edge contacts applied.
-    pub fn project_edges(&self, springs: &Springs, x: &mut [Vec3], v: &mut [Vec3], pinned: &[bool]) -> usize {
+    /// Stage 5 of the [`MeshColliders`] docs: keeps every edge of the simulated surface
+    /// (`surface`, vertex pairs) at least the contact distance from the obstacles' convex sharp
+    /// edges, after the vertices were
+    /// projected, then applies the contact law to every vertex an edge moved (once per step,
+    /// with the edge's mesh's friction under `law`; `x_old` are the positions at the start of
+    /// the step, `h` the step, s). Returns the number of spring–edge contacts applied.
+    #[allow(clippy::too_many_arguments)] // the state, the springs, the pins and the friction
+    pub fn project_edges(
+        &self,
+        surface: &[[u32; 2]],
+        x_old: &[Vec3],
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+        pinned: &[bool],
+        h: Real,
+        law: FrictionLaw,
+    ) -> usize {
         let edges: Vec<EdgeNow> = self.meshes.iter().flat_map(MeshCollider::edges_now).collect();
-        if edges.is_empty() {
+        if edges.is_empty() || surface.is_empty() {
             return 0;
         }
-        let longest = springs
-            .ends()
+        let longest = surface
             .par_iter()
             .map(|&[a, b]| (x[a as usize] - x[b as usize]).norm())
             .reduce(|| 0.0, Real::max);
@@ -355,9 +369,10 @@ impl MeshColliders {
             .collect();
         let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes);
         let (mut applied, edges) = (0, &edges);
+        // per vertex: the total push over the passes and the friction of the last edge
+        let mut total = vec![(Vec3::zeros(), 0.0); x.len()];
         for _ in 0..EDGE_PASSES {
-            let found: Vec<(u32, u32)> = springs
-                .ends()
+            let found: Vec<(u32, u32)> = surface
                 .par_iter()
                 .enumerate()
                 .flat_map_iter(|(s, &[a, b])| {
@@ -374,9 +389,9 @@ impl MeshColliders {
             }
             // Jacobi: each vertex moves by the mean of its contacts' pushes (the order of the
             // springs must not matter: applied one after the other, a symmetric drape drifted)
-            let mut push = vec![(Vec3::zeros(), 0u32); x.len()];
+            let mut push = vec![(Vec3::zeros(), 0u32, 0.0); x.len()];
             for &(s, e) in &found {
-                let [a, b] = springs.ends()[s as usize].map(|i| i as usize);
+                let [a, b] = surface[s as usize].map(|i| i as usize);
                 let Some((along, delta)) = edges[e as usize].push(x[a], x[b], longest) else { continue };
                 let (wa, wb) = (if pinned[a] { 0.0 } else { 1.0 }, if pinned[b] { 0.0 } else { 1.0 });
                 let denom = (1.0 - along) * (1.0 - along) * wa + along * along * wb;
@@ -387,21 +402,26 @@ impl MeshColliders {
                     if share > 0.0 {
                         push[i].0 += delta * (share / denom);
                         push[i].1 += 1;
+                        push[i].2 = edges[e as usize].friction;
                     }
                 }
                 applied += 1;
             }
-            for (i, &(sum, count)) in push.iter().enumerate().filter(|(_, p)| p.1 > 0) {
+            for (i, &(sum, count, friction)) in push.iter().enumerate().filter(|(_, p)| p.1 > 0) {
                 let delta = sum / count as Real;
-                let norm = delta.norm();
-                if norm == 0.0 {
-                    continue;
-                }
                 x[i] += delta;
-                let dir = delta / norm;
-                let into = v[i].dot(&dir);
-                if into < 0.0 {
-                    v[i] -= dir * into; // inelastic: no velocity into the edge
+                total[i] = (total[i].0 + delta, friction);
+            }
+        }
+        // the contact law, once per vertex: normal along its total push, the obstacle still
+        for (i, &(moved, friction)) in total.iter().enumerate() {
+            let push = moved.norm();
+            if push > 0.0 {
+                let c = Contact { normal: moved / push, start: x_old[i], velocity: Vec3::zeros(), push };
+                respond(&c, &mut x[i], &mut v[i], Friction { law, value: friction, h });
+                // friction may have moved it back within reach of a face
+                for m in &self.meshes {
+                    m.push_out(&mut x[i]);
                 }
             }
         }
@@ -409,22 +429,23 @@ impl MeshColliders {
     }
 }
 
-/// A sharp edge where it is at the end of the step: its corners, its faces' outward normals and
-/// the contact distance.
+/// A sharp edge where it is at the end of the step: its corners, its faces' outward normals, the
+/// contact distance and the friction of its mesh.
 struct EdgeNow {
     ends: [Vec3; 2],
     normals: [Vec3; 2],
     distance: Real,
+    friction: Real,
 }
 
 impl EdgeNow {
-    /// For the spring from `pa` to `pb`: where along it (`s` in `(0, 1)`) and by how much (m)
+    /// For the surface edge from `pa` to `pb`: where along it (`s` in `(0, 1)`) and by how much (m)
     /// its closest point to the edge must move to be `distance` outside the edge's rounded
     /// wedge (the obstacle grown by `distance`), if it is not: radially off the edge where the
     /// point is outside both faces' planes, out along the faces' mean normal where it is behind
     /// both (the spring cuts through the solid). A point behind both planes but farther from
-    /// the edge than `reach` (the longest spring) is not near this edge. Springs whose closest
-    /// point is an end are left to the vertex contacts.
+    /// the edge than `reach` (the longest surface edge) is not near this edge. Surface edges
+    /// whose closest point is an end are left to the vertex contacts.
     fn push(&self, pa: Vec3, pb: Vec3, reach: Real) -> Option<(Real, Vec3)> {
         let [e0, e1] = self.ends.map(|e| point(&e));
         let (on_spring, on_edge) =
@@ -607,7 +628,8 @@ impl MeshCollider {
             let normals = e.faces.map(|f| self.face_normal(f));
             let far = self.mesh.indices()[e.faces[1] as usize].into_iter().find(|i| !e.ends.contains(i))?;
             let convex = (at(far) - at(e.ends[0])).dot(&normals[0]) < 0.0;
-            convex.then(|| EdgeNow { ends: e.ends.map(at), normals, distance: self.thickness })
+            let (distance, friction) = (self.thickness, self.friction);
+            convex.then(|| EdgeNow { ends: e.ends.map(at), normals, distance, friction })
         })
     }
 

@@ -50,6 +50,8 @@
 //! `geometry`, used by both the mesh obstacles and self-collision.
 
 mod geometry;
+
+pub(crate) use geometry::check_triangles;
 mod mesh;
 mod self_contact;
 

@@ -43,6 +43,9 @@ pub struct Model {
     pub(crate) friction_law: FrictionLaw,
     /// Self-collision of the simulated mesh, if on.
     pub(crate) self_collision: Option<SelfCollision>,
+    /// The edges of the simulated surface's triangles ([`crate::System::set_surface`]), each
+    /// once, `[low, high]`: what the mesh obstacles' sharp edges keep out. Empty: not given.
+    pub(crate) surface_edges: Vec<[u32; 2]>,
     /// Charge radius `a` used when [`Softening::Auto`] is selected (m), fixed at creation from
     /// the rest mesh.
     pub(crate) auto_softening: Real,
@@ -62,6 +65,7 @@ impl Model {
             mesh_colliders: MeshColliders::default(),
             friction_law: FrictionLaw::default(),
             self_collision: None,
+            surface_edges: Vec::new(),
             auto_softening: auto_softening(x, &springs),
             params,
             mass,
