@@ -684,14 +684,18 @@ fn cubic_roots_in_unit(c: [Real; 4], tol: Real) -> ([Real; 4], usize) {
     if bernstein.iter().all(|&b| b > tol) || bernstein.iter().all(|&b| b < -tol) {
         return roots;
     }
+    // 0, the critical points inside (0, 1) in order, 1
     let mut knots = [0.0, 1.0, 1.0, 1.0];
     let mut n_knots = 1;
     let (crit, n_crit) = quadratic_roots(3.0 * c[3], 2.0 * c[2], c[1]);
-    let mut crit: Vec<Real> = crit[..n_crit].iter().copied().filter(|t| *t > 0.0 && *t < 1.0).collect();
-    crit.sort_by(Real::total_cmp);
-    for t in crit {
-        knots[n_knots] = t;
-        n_knots += 1;
+    for &t in &crit[..n_crit] {
+        if t > 0.0 && t < 1.0 {
+            knots[n_knots] = t;
+            n_knots += 1;
+        }
+    }
+    if n_knots == 3 && knots[2] < knots[1] {
+        knots.swap(1, 2);
     }
     knots[n_knots] = 1.0;
     let mut push = |t: Real| {
@@ -932,6 +936,13 @@ mod tests {
     fn cubic_roots_known_double_none_and_degenerate() {
         // three simple roots, all in [0, 1]; one outside is left out
         let found = roots(cubic_from_roots([0.9, 0.2, 0.5]));
+        assert_eq!(found.len(), 3, "{found:?}");
+        for (t, r) in found.iter().zip([0.2, 0.5, 0.9]) {
+            assert!((t - r).abs() < 1e-12, "{found:?}");
+        }
+        // the same, upside down (the critical points come out of the quadratic in the other
+        // order)
+        let found = roots(cubic_from_roots([0.9, 0.2, 0.5]).map(|c| -c));
         assert_eq!(found.len(), 3, "{found:?}");
         for (t, r) in found.iter().zip([0.2, 0.5, 0.9]) {
             assert!((t - r).abs() < 1e-12, "{found:?}");
