@@ -17,9 +17,9 @@ struct Scene {
 
 /// One cloth of 21 × 10 vertices, 2 cm apart, folded along its middle column (pinned, along
 /// `y`) into a V whose halves rise at 30° on either side of the vertical: the left half carries
-/// `+q` per vertex, the right half `−q`, so Coulomb pulls the halves together like a closing
-/// book.
-fn v_fold() -> Scene {
+/// `+q` per vertex (C), the right half `−q`, so Coulomb pulls the halves together like a closing
+/// book; step `h` (s).
+fn v_fold(h: f64, q: f64) -> Scene {
     let (theta, spacing, fold) = (30f64.to_radians(), 0.02, 10u32);
     let sheet = shapes::grid(2 * fold + 1, 10, spacing);
     let (mut x, mut pins, mut charges) = (vec![], vec![], vec![]);
@@ -30,13 +30,13 @@ fn v_fold() -> Scene {
         if i == fold {
             pins.push(k as u32);
         }
-        charges.push(-5e-9 * u.signum());
+        charges.push(-q * u.signum());
     }
     let triangles = sheet.triangles;
     let springs = springs_from_triangles(x.len(), &triangles).unwrap();
     let (ends, k) = springs.with_stiffness(20.0, 0.2);
     let params = SimParams {
-        time_step: 1.0 / 240.0,
+        time_step: h,
         gravity: Vec3::zeros(),
         coulomb: FieldMethod::Direct,
         softening: Softening::Length(0.003),
@@ -49,9 +49,9 @@ fn v_fold() -> Scene {
     Scene { sys, triangles, edges: springs.structural }
 }
 
-/// Steps the scene 480 times (2 s); returns the first step at which an edge crossed a triangle.
-fn run(self_collision: bool) -> Option<usize> {
-    let Scene { mut sys, triangles, edges } = v_fold();
+/// Steps the scene for 2 s; returns the first step at which an edge crossed a triangle.
+fn run(self_collision: bool, h: f64, q: f64) -> Option<usize> {
+    let Scene { mut sys, triangles, edges } = v_fold(h, q);
     if self_collision {
         let d = vec![DISTANCE; sys.n_vertices()];
         sys.set_self_collision(&triangles, &d).unwrap();
@@ -61,7 +61,7 @@ fn run(self_collision: bool) -> Option<usize> {
     let gap =
         |sys: &System| sys.positions().iter().step_by(21).map(|p| p.x.abs()).fold(f64::INFINITY, f64::min);
     let mut closest = f64::INFINITY;
-    for step in 0..480 {
+    for step in 0..(2.0 / h).round() as usize {
         let before = sys.positions().to_vec();
         sys.step().unwrap();
         closest = closest.min(gap(&sys));
@@ -92,21 +92,26 @@ fn run(self_collision: bool) -> Option<usize> {
 }
 
 #[test]
-// Passes at h = 1/240 s with 5 nC per vertex; a harsher version of the scene (h = 1/120 s,
-// 10 nC) still lets an edge through a triangle near the pinned fold at step 11: see the
-// module docs of collision::self_contact (SelfCollision) for the limits.
 fn with_self_collision_no_edge_passes_through_a_triangle_at_any_step() {
-    assert_eq!(run(true), None);
+    assert_eq!(run(true, 1.0 / 240.0, 5e-9), None);
+}
+
+/// A harsher version of the scene: twice the step and twice the charge. With the linearised
+/// crossing tests alone an edge passed through a triangle near the pinned fold at step 12; the
+/// swept tests (collision::SelfCollision) hold it.
+#[test]
+fn the_fold_closing_twice_as_hard_at_twice_the_step_does_not_pass_through_either() {
+    assert_eq!(run(true, 1.0 / 120.0, 10e-9), None);
 }
 
 #[test]
 fn without_self_collision_the_same_halves_interpenetrate() {
-    assert!(run(false).is_some());
+    assert!(run(false, 1.0 / 240.0, 5e-9).is_some());
 }
 
 #[test]
 fn self_collision_input_is_validated_and_rejections_change_nothing() {
-    let Scene { mut sys, triangles, .. } = v_fold();
+    let Scene { mut sys, triangles, .. } = v_fold(1.0 / 240.0, 5e-9);
     let n = sys.n_vertices();
     sys.set_self_collision(&triangles, &vec![DISTANCE; n]).unwrap();
     type Case<'a> = (Vec<[u32; 3]>, Vec<f64>, &'a str);

@@ -33,16 +33,46 @@ pub const PASSES: usize = 64;
 ///   `σ_0 η < d_i` (it passed through, or is closer than `d_i`) and `|η| < d_i` plus what the
 ///   vertex moved in the step relative to the point under it (a triangle turning over far
 ///   from a vertex flips its side without meeting it); its direction is `σ_0 n`, the side it came
-///   from. If `q` is on an edge or corner and `|p − q| < d_i`, the direction is `(p − q)/|p − q|`.
+///   from. If `q` is on an edge or corner and `|p − q| < d_i`, the direction is `(p − q)/|p − q|`
+///   — unless the swept test (below) finds that the vertex passed through the face in the step:
+///   then the contact has direction `±n`, the side it came from, whatever the end state shows
+///   (a vertex crossing near an edge ends beyond it, below the plane and out of reach).
 /// * *edge–edge*: a vertex test alone lets an edge pass through a triangle whose plane its ends
 ///   cross outside the face (around a border, or into a fold). So each edge `(i, j)` at vertex
 ///   `i` is also tested against the edges `(k, l)` of nearby triangles that share no vertex with
 ///   it: with `n ∝ (x_j − x_i) × (x_l − x_k)` (oriented as at the start of the step) and the
 ///   signed distance `η = (x_i − x_k)·n` of the two lines, if the closest points (parameters
-///   `s`, `t`) are interior and `σ_0 η < d_i`, the contact has `w = (1 − s, s, −(1 − t), −t)`
-///   and direction `σ_0 n`. Near-parallel edges (under 1e-3 rad) have no reliable side and are
-///   left to the vertex test; a change of side counts only while the segments are within `d_i`
-///   plus twice what their ends moved relative to each other in the step.
+///   `s`, `t`) are interior and `0 ≤ σ_0 η < d_i`, the contact has `w = (1 − s, s, −(1 − t), −t)`
+///   and direction `σ_0 n`. A change of the lines' side (`σ_0 η < 0`) is a crossing only where
+///   the swept test finds that the segments met in the step (the lines of near-parallel edges
+///   sliding across each other change sides without meeting, and pushing them back would
+///   take them through each other); the contact then has the lines' normal at the end,
+///   pointing to the side the edge came from, and `s`, `t` of the closest points at the end.
+///   Edges near-parallel (under 1e-3 rad) at the start or the end have no reliable side: only
+///   the swept test applies to them. (In the friction pass, which does not sweep, a change of
+///   side counts while the segments are within `d_i` plus twice what their ends moved relative
+///   to each other in the step.)
+///
+/// **Swept (continuous) tests.** Each detection pass also tests the straight motion of every
+/// vertex from `x_t` to its position at the start of the pass, `x(τ) = x_t + τ (x − x_t)`,
+/// `τ ∈ [0, 1]`: a vertex meets a triangle's plane (or four edge ends are coplanar) at the
+/// roots of the cubic `((x_b − x_a) × (x_c − x_a)) · (x_p − x_a) = 0` (Provot 1997; Bridson,
+/// Fedkiw & Anderson 2002), and the earliest root at which the vertex is inside the triangle
+/// (barycentrics down to −1e-6), or the two segments' closest points meet (within 1e-6 of
+/// their lengths), is a crossing. The roots are not taken from a closed form: the critical
+/// points split `[0, 1]` into intervals where the cubic is monotone, and each sign change is
+/// refined by Newton's method kept inside its bracket (a double root, where the cubic only
+/// touches 0, counts as one root). A root at `τ = 0` (on the plane at the start) is not a
+/// crossing within the step, and a cubic that vanishes throughout (motion within the
+/// triangle's plane) has none. The contact keeps the side the pair was on before the
+/// crossing and is projected as any other.
+/// Every pass sweeps, not only the first: the first sweeps the step's motion `x_t → x_in`;
+/// the later ones sweep to the positions the projection produced, which the step ends with
+/// (the velocities gain `Δx/h`, so `x_t → x` is the step taken). A crossing that one pass
+/// could not fully undo (conflicting contacts) is found again, with the side it came from —
+/// the proximity test alone would see a vertex beyond a triangle's edge and push it along
+/// `p − q`, further through — and a projection that pushes a vertex or an edge through
+/// another triangle is caught. The friction pass (after the contacts hold) does not sweep.
 ///
 /// **Resolution.** Each detection pass finds the violated contacts at the current positions
 /// (in parallel over vertices) and projects them in `SWEEPS` (4) Gauss–Seidel sweeps, each
@@ -63,9 +93,13 @@ pub const PASSES: usize = 64;
 /// vertex's swept box (with its edges, for the edge test) grown by `d_i`.
 ///
 /// **Limits.** `d_i` should stay below about half the shortest edge, or neighbours within the
-/// mesh count as contacts. The crossing tests are linearised (sides at the start and end of the
-/// step, closest points at the end), not exact continuous collision detection: fast motion that
-/// crosses near a triangle's edge can still pass.
+/// mesh count as contacts. The swept tests find passes through a triangle or an edge over the
+/// step's straight motion, exactly up to rounding, but they are not a thickness-aware time of
+/// impact: `d_i` is held at the end of each step, not during it, and motion inside a step is
+/// taken as straight (the integrator's path between `x_t` and `x` is not). A crossing is
+/// undone only as far as the contacts can all hold: where they stop improving (a fold pinned at
+/// its apex) the passes stop and a crossing can remain. Edges within 1e-3 rad of parallel at
+/// the end of the step are left to the vertex test.
 ///
 /// ## Momentum and energy
 /// Every correction is an equal-and-opposite internal impulse (`Σ_k m_k Δx_k = Δλ n Σ_k w_k = 0`
@@ -81,13 +115,14 @@ pub const PASSES: usize = 64;
 ///
 /// | n vertices | plain | self-collision | mesh collider (4K-triangle sphere) | both |
 /// |---:|---:|---:|---:|---:|
-/// | 10 000  | 0.015 | 0.052 | 0.023 | 0.052 |
-/// | 100 489 | 0.28  | 0.62  | 0.31  | 0.64  |
+/// | 10 000  | 0.0099 | 0.048 | 0.012 | 0.052 |
+/// | 100 489 | 0.136  | 0.54  | 0.160 | 0.57  |
 ///
-/// (5 steps each after 2 warm-up steps, same run; the cores are shared, and two runs differed
-/// by up to 30 %.)
-/// Self-collision costs about 2.5 plain steps at 10K vertices and 1.2 at 100K; the mesh
-/// collider, under 0.5 and 0.1.
+/// (5 steps each after 2 warm-up steps, same run; the cores are shared with other work, and
+/// runs differ by up to 30 %.) The swept tests cost about 13 % of the self-collision step
+/// here: without them, in alternating runs of the same session, 0.042–0.043 s at 10K vertices
+/// (0.048–0.050 with) and 0.47–0.48 s at 100K (0.54). Self-collision costs about 4 plain steps
+/// at 10K vertices and 3 at 100K; the mesh collider, about 0.2.
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,7 +259,7 @@ impl SelfCollision {
             let found: Vec<Contact> = (0..x.len())
                 .into_par_iter()
                 .filter(|&i| self.distance[i] > 0.0 && w_inv[i] > 0.0)
-                .flat_map_iter(|i| self.detect(i, [x_old, &x_in], x, &bvh, 1.0))
+                .flat_map_iter(|i| self.detect(i, [x_old, &x_in], x, &bvh, 1.0, true))
                 .collect();
             let worst = found.iter().map(|c| -c.gap(x) / c.d).fold(0.0, Real::max);
             if worst <= TOLERANCE {
@@ -259,7 +294,7 @@ impl SelfCollision {
                 .into_par_iter()
                 .filter(|&i| self.distance[i] > 0.0 && self.friction[i] > 0.0)
                 .filter_map(|i| {
-                    let found = self.detect(i, [x_old, &x_in], x, &bvh, FRICTION_REACH);
+                    let found = self.detect(i, [x_old, &x_in], x, &bvh, FRICTION_REACH, false);
                     found.into_iter().filter(|c| c.w[0] == 1.0).min_by(|a, b| a.gap(x).total_cmp(&b.gap(x)))
                 })
                 .collect();
@@ -300,6 +335,8 @@ impl SelfCollision {
     /// vertices moved in the step is judged from them, so that a contact's own correction never
     /// makes another pair look as if it had crossed.
     /// `reach` scales the distance a contact is detected within (1: violated contacts only).
+    /// `continuous`: also test the straight motion from `x_old` to `x` for crossings (continuous
+    /// collision detection, [`vertex_triangle_crossing`] and [`edge_edge_crossing`]).
     fn detect(
         &self,
         i: usize,
@@ -307,6 +344,7 @@ impl SelfCollision {
         x: &[Vec3],
         bvh: &Bvh,
         reach: Real,
+        continuous: bool,
     ) -> Vec<Contact> {
         let d_i = self.distance[i];
         let d = d_i * reach;
@@ -347,7 +385,7 @@ impl SelfCollision {
                 let e = [p0, *j_old, *k_old, *l_old];
                 let e1 = [p, *j_new, *k_new, *l_new];
                 let moves = [i, j as usize, k as usize, l as usize].map(|v| x_in[v] - x_old[v]);
-                if let Some((n, s, t)) = edge_edge(&e, &e1, &moves, d) {
+                if let Some((n, s, t)) = edge_edge(&e, &e1, &moves, d, continuous) {
                     found.push(Contact { idx: [i as u32, j, k, l], w: [1.0 - s, s, t - 1.0, -t], n, d: d_i });
                 }
             }
@@ -364,7 +402,9 @@ impl SelfCollision {
             let bary = barycentric(&q, &a, &b, &c);
             let idx = [i as u32, tri[0], tri[1], tri[2]];
             let w = [1.0, -bary[0], -bary[1], -bary[2]];
-            if let TrianglePointLocation::OnFace(..) = location {
+            let on_face = matches!(location, TrianglePointLocation::OnFace(..));
+            let mut normal = None;
+            if on_face {
                 let eta = (p - a).dot(&n);
                 let side0 = triangle_normal(&a0, &b0, &c0).map_or(0.0, |n0| (p0 - a0).dot(&n0));
                 // on the plane at the start: the side it is moving away from
@@ -378,14 +418,24 @@ impl SelfCollision {
                 let travel = ((x_in[i] - p0) - q_move).norm();
                 if eta * sigma < d && eta.abs() < d + travel {
                     // crossed (η has the other sign) or closer than d: back to height σ d
-                    found.push(Contact { idx, w, n: n * sigma, d: d_i });
+                    normal = Some(n * sigma);
                 }
-            } else {
+            }
+            if normal.is_none() && continuous {
+                // passed through the face in the step, unseen by the end state (it ends beyond
+                // an edge, or the triangle turned): back to height d on the side it came from
+                normal = vertex_triangle_crossing(&[p0, p], &[[a0, b0, c0], [a, b, c]])
+                    .map(|(_, came_from)| if n.dot(&came_from) < 0.0 { -n } else { n });
+            }
+            if normal.is_none() && !on_face {
                 let r = p - q;
                 let dist = r.norm();
                 if dist < d && dist > 0.0 {
-                    found.push(Contact { idx, w, n: r / dist, d: d_i });
+                    normal = Some(r / dist);
                 }
+            }
+            if let Some(n) = normal {
+                found.push(Contact { idx, w, n, d: d_i });
             }
         }
         found
@@ -525,19 +575,34 @@ fn barycentric(q: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> [Real; 3] {
 /// point's parameter `s` is `(1 − s)/((1 − s)² + s²)` (the least-norm split of a move of the
 /// point `(1 − s) x_i + s x_j`). The other three vertices move themselves when they are
 /// processed (Jacobi). Edges that share a vertex are skipped by the caller.
-fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], moves: &[Vec3; 4], d: Real) -> Option<(Vec3, Real, Real)> {
+fn edge_edge(
+    e0: &[Vec3; 4],
+    e1: &[Vec3; 4],
+    moves: &[Vec3; 4],
+    d: Real,
+    continuous: bool,
+) -> Option<(Vec3, Real, Real)> {
     let signed = |e: &[Vec3; 4]| {
         let n = (e[1] - e[0]).cross(&(e[3] - e[2]));
         let len = n.norm();
-        // near-parallel edges (under 1e-3 rad, 0.06°) have no reliable side: the sign of η
-        // flips with tiny rotations; the vertex–triangle test covers them
-        (len > 1e-3 * (e[1] - e[0]).norm() * (e[3] - e[2]).norm()).then(|| {
+        // near-parallel edges (under `PARALLEL`, 1e-3 rad, 0.06°) have no reliable side: the
+        // sign of η flips with tiny rotations; the vertex–triangle test covers them
+        (len > PARALLEL * (e[1] - e[0]).norm() * (e[3] - e[2]).norm()).then(|| {
             let n = n / len;
             ((e[0] - e[2]).dot(&n), n)
         })
     };
-    let (eta0, n0) = signed(e0)?;
-    let (eta1, n) = signed(e1)?;
+    // the segments passed through each other in the step (the swept test): back to the side
+    // they came from, the lines `d` apart along their normal at the end
+    let swept = || {
+        let (_, came_from) = edge_edge_crossing(e0, e1)?;
+        let (_, n) = signed(e1)?;
+        let (s, t) = segment_parameters(&e1[0], &e1[1], &e1[2], &e1[3]);
+        Some((if n.dot(&came_from) < 0.0 { -n } else { n }, s, t))
+    };
+    let (Some((eta0, n0)), Some((eta1, n))) = (signed(e0), signed(e1)) else {
+        return if continuous { swept() } else { None };
+    };
     // the lines' normal is only defined up to its sign: keep the orientation it had at the
     // start, or a small turn of near-parallel edges that flips `n` would flip `η` and read as a
     // crossing (and the push would then take the edges through each other)
@@ -551,6 +616,12 @@ fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], moves: &[Vec3; 4], d: Real) -> Opti
     } else {
         1.0
     };
+    if continuous && eta1 * sigma < 0.0 {
+        // the lines changed sides: a crossing only if the segments met in the step (the
+        // lines of near-parallel edges sliding across each other change sides without meeting;
+        // the vertex–triangle tests keep such edges apart)
+        return swept();
+    }
     if eta1 * sigma >= d {
         return None;
     }
@@ -570,6 +641,209 @@ fn edge_edge(e0: &[Vec3; 4], e1: &[Vec3; 4], moves: &[Vec3; 4], d: Real) -> Opti
         return None;
     }
     Some((n * sigma, s, t))
+}
+
+/// Edges closer to parallel than this (the sine of their angle, 1e-3: 0.06°) have no reliable
+/// side: the sign of the lines' normal flips with tiny rotations.
+const PARALLEL: Real = 1e-3;
+
+/// A crossing found by the swept tests counts where the point is inside the triangle with
+/// barycentrics down to `−INSIDE`, or the segments' closest points are within `INSIDE` of
+/// their lengths (1e-6): a crossing through a shared edge or corner is not lost to rounding.
+const INSIDE: Real = 1e-6;
+
+/// The coefficients `c` of `f(t) = c[0] + c[1] t + c[2] t² + c[3] t³ = (u(t) × v(t)) · w(t)`
+/// for vectors moving linearly, `u(t) = u[0] + t u[1]` (and `v`, `w`), with a scale of `|f|`
+/// on `[0, 1]`, `(|u_0| + |u_1|)(|v_0| + |v_1|)(|w_0| + |w_1|)`, for tolerances.
+fn triple_product_cubic(u: [Vec3; 2], v: [Vec3; 2], w: [Vec3; 2]) -> ([Real; 4], Real) {
+    let (n0, n1, n2) = (u[0].cross(&v[0]), u[0].cross(&v[1]) + u[1].cross(&v[0]), u[1].cross(&v[1]));
+    let c = [n0.dot(&w[0]), n0.dot(&w[1]) + n1.dot(&w[0]), n1.dot(&w[1]) + n2.dot(&w[0]), n2.dot(&w[1])];
+    let size = |a: [Vec3; 2]| a[0].norm() + a[1].norm();
+    (c, size(u) * size(v) * size(w))
+}
+
+/// The roots in `[0, 1]` of `f(t) = c[0] + c[1] t + c[2] t² + c[3] t³`, ascending, with their
+/// count: values within `tol` of 0 count as roots (a double root, where `f` touches 0, is one
+/// root). `f` within `tol` of 0 at every coefficient has none (it is 0 throughout: no crossing
+/// to find).
+///
+/// Not a closed form: the critical points (roots of `f'`, a quadratic solved in the stable
+/// form, linear or constant when the leading coefficients vanish) split `[0, 1]` into
+/// intervals on which `f` is monotone; each interval whose ends have opposite signs holds one
+/// root, found by Newton's method kept inside the bracket (bisection where Newton would leave
+/// it); an end within `tol` of 0 is a root itself.
+fn cubic_roots_in_unit(c: [Real; 4], tol: Real) -> ([Real; 4], usize) {
+    let mut roots = ([0.0; 4], 0);
+    if c.iter().all(|ci| ci.abs() <= tol) {
+        return roots;
+    }
+    let f = |t: Real| ((c[3] * t + c[2]) * t + c[1]) * t + c[0];
+    let df = |t: Real| (3.0 * c[3] * t + 2.0 * c[2]) * t + c[1];
+    // Bernstein coefficients on [0, 1]: f lies in their convex hull, so one sign, no root
+    let bernstein = [c[0], c[0] + c[1] / 3.0, c[0] + (2.0 * c[1] + c[2]) / 3.0, c[0] + c[1] + c[2] + c[3]];
+    if bernstein.iter().all(|&b| b > tol) || bernstein.iter().all(|&b| b < -tol) {
+        return roots;
+    }
+    // 0, the critical points inside (0, 1) in order, 1
+    let mut knots = [0.0, 1.0, 1.0, 1.0];
+    let mut n_knots = 1;
+    let (crit, n_crit) = quadratic_roots(3.0 * c[3], 2.0 * c[2], c[1]);
+    for &t in &crit[..n_crit] {
+        if t > 0.0 && t < 1.0 {
+            knots[n_knots] = t;
+            n_knots += 1;
+        }
+    }
+    if n_knots == 3 && knots[2] < knots[1] {
+        knots.swap(1, 2);
+    }
+    knots[n_knots] = 1.0;
+    let mut push = |t: Real| {
+        if roots.1 == 0 || t > roots.0[roots.1 - 1] {
+            roots.0[roots.1] = t;
+            roots.1 += 1;
+        }
+    };
+    for k in 0..n_knots {
+        let (lo, hi) = (knots[k], knots[k + 1]);
+        let (f_lo, f_hi) = (f(lo), f(hi));
+        if f_lo.abs() <= tol {
+            push(lo);
+        } else if f_hi.abs() > tol && (f_lo < 0.0) != (f_hi < 0.0) {
+            push(bracketed_root(&f, &df, lo, hi, f_lo));
+        }
+    }
+    if f(1.0).abs() <= tol {
+        push(1.0);
+    }
+    roots
+}
+
+/// The root of `f` in `(lo, hi)`, where `f` is monotone and `f(lo)` (`f_lo`) and `f(hi)` have
+/// opposite signs: Newton's method from the middle, bisecting where a step would leave the
+/// bracket, until the step is below 1e-15 (or 100 iterations).
+fn bracketed_root(
+    f: &impl Fn(Real) -> Real,
+    df: &impl Fn(Real) -> Real,
+    lo: Real,
+    hi: Real,
+    f_lo: Real,
+) -> Real {
+    let (mut a, mut b) = (lo, hi);
+    let mut t = 0.5 * (a + b);
+    for _ in 0..100 {
+        let ft = f(t);
+        if ft == 0.0 {
+            return t;
+        }
+        if (ft < 0.0) == (f_lo < 0.0) {
+            a = t;
+        } else {
+            b = t;
+        }
+        let slope = df(t);
+        let newton = t - ft / slope;
+        let next = if slope != 0.0 && newton > a && newton < b { newton } else { 0.5 * (a + b) };
+        if (next - t).abs() <= 1e-15 {
+            return next;
+        }
+        t = next;
+    }
+    t
+}
+
+/// The real roots of `a t² + b t + c` (none, one or two, unordered): the stable form
+/// `q = −(b + sign(b) √(b² − 4ac))/2`, `t = q/a, c/q`, so that a small `a` loses no precision;
+/// linear where `a = 0`, none where `a = b = 0`.
+fn quadratic_roots(a: Real, b: Real, c: Real) -> ([Real; 2], usize) {
+    if a == 0.0 {
+        return if b == 0.0 { ([0.0; 2], 0) } else { ([-c / b, 0.0], 1) };
+    }
+    let disc = b * b - 4.0 * a * c;
+    if disc < 0.0 {
+        return ([0.0; 2], 0);
+    }
+    let q = -0.5 * (b + b.signum() * disc.sqrt());
+    if q == 0.0 {
+        return ([0.0, 0.0], 1); // b = c = 0: the double root 0
+    }
+    ([q / a, c / q], 2)
+}
+
+/// Continuous vertex–triangle test over the straight motion of a step: vertex `p[0] → p[1]`
+/// and triangle `tri[0] → tri[1]`, every point moving linearly in `t ∈ [0, 1]`. The vertex
+/// meets the triangle's plane at the roots of the cubic `((b − a) × (c − a)) · (p − a) = 0`
+/// (Provot 1997; Bridson, Fedkiw & Anderson 2002); the earliest root after the start (a root
+/// at `t = 0` is a vertex on the plane at the start, not a crossing within the step) at which
+/// the vertex is inside the triangle (barycentrics down to `−INSIDE`) is the crossing.
+/// Returns the time of the crossing (a fraction of the step) and the triangle's unit normal
+/// then, oriented towards the side the vertex came from, or `None` if it does not pass through
+/// the triangle.
+fn vertex_triangle_crossing(p: &[Vec3; 2], tri: &[[Vec3; 3]; 2]) -> Option<(Real, Vec3)> {
+    let rel = |k: usize| [tri[0][k] - tri[0][0], (tri[1][k] - tri[1][0]) - (tri[0][k] - tri[0][0])];
+    let w = [p[0] - tri[0][0], (p[1] - tri[1][0]) - (p[0] - tri[0][0])];
+    let (c, scale) = triple_product_cubic(rel(1), rel(2), w);
+    let tol = 1e-12 * scale;
+    let (roots, count) = cubic_roots_in_unit(c, tol);
+    let f = |t: Real| ((c[3] * t + c[2]) * t + c[1]) * t + c[0];
+    let mut before = 0.0;
+    for &t in &roots[..count] {
+        if t == 0.0 {
+            continue;
+        }
+        let at = |a: &Vec3, b: &Vec3| a + (b - a) * t;
+        let [a, b, c] = [0, 1, 2].map(|k| at(&tri[0][k], &tri[1][k]));
+        let q = at(&p[0], &p[1]);
+        let normal = (b - a).cross(&(c - a));
+        let area2 = normal.norm_squared();
+        let side = f(0.5 * (before + t));
+        before = t;
+        if area2 == 0.0 || side.abs() <= tol {
+            continue;
+        }
+        let beta_a = (b - q).cross(&(c - q)).dot(&normal) / area2;
+        let beta_b = (c - q).cross(&(a - q)).dot(&normal) / area2;
+        if beta_a >= -INSIDE && beta_b >= -INSIDE && 1.0 - beta_a - beta_b >= -INSIDE {
+            return Some((t, normal.normalize() * side.signum()));
+        }
+    }
+    None
+}
+
+/// Continuous edge–edge test over the straight motion of a step: edges `(e[0], e[1])` and
+/// `(e[2], e[3])` moving from `e0` to `e1`. The four ends are coplanar at the roots of
+/// `((x_1 − x_0) × (x_3 − x_2)) · (x_0 − x_2) = 0`; the earliest root after the start at which
+/// the segments' closest points meet (within `INSIDE` of their lengths; near-parallel edges
+/// excepted, [`PARALLEL`]) is the crossing. Returns its time (a fraction of the step) and the
+/// lines' unit normal then, oriented from the second edge towards the side the first came from,
+/// or `None`.
+fn edge_edge_crossing(e0: &[Vec3; 4], e1: &[Vec3; 4]) -> Option<(Real, Vec3)> {
+    let mv = |k: usize, l: usize| [e0[k] - e0[l], (e1[k] - e1[l]) - (e0[k] - e0[l])];
+    let (c, scale) = triple_product_cubic(mv(1, 0), mv(3, 2), mv(0, 2));
+    let tol = 1e-12 * scale;
+    let (roots, count) = cubic_roots_in_unit(c, tol);
+    let f = |t: Real| ((c[3] * t + c[2]) * t + c[1]) * t + c[0];
+    let mut before = 0.0;
+    for &t in &roots[..count] {
+        if t == 0.0 {
+            continue;
+        }
+        let x = [0, 1, 2, 3].map(|k| e0[k] + (e1[k] - e0[k]) * t);
+        let side = f(0.5 * (before + t));
+        before = t;
+        let (u, v) = (x[1] - x[0], x[3] - x[2]);
+        let normal = u.cross(&v);
+        let len = normal.norm();
+        if side.abs() <= tol || len <= PARALLEL * u.norm() * v.norm() {
+            continue;
+        }
+        let (s, r) = segment_parameters(&x[0], &x[1], &x[2], &x[3]);
+        let gap = (x[0] + u * s - x[2] - v * r).norm();
+        if gap <= INSIDE * (u.norm() + v.norm()) {
+            return Some((t, normal / len * side.signum()));
+        }
+    }
+    None
 }
 
 /// The parameters `(s, t)` of the closest points of segments `p0 p1` and `q0 q1`, clamped to
@@ -608,10 +882,10 @@ mod tests {
         let e0 = [Vec3::zeros(), Vec3::x(), b0[0], b0[1]];
         let e1 = [e0[0] + fall, e0[1] + fall, b1[0] + fall, b1[1] + fall];
         let moves = |e1: &[Vec3; 4]| [0, 1, 2, 3].map(|k| e1[k] - e0[k]);
-        assert_eq!(edge_edge(&e0, &e1, &moves(&e1), d), None);
+        assert_eq!(edge_edge(&e0, &e1, &moves(&e1), d, false), None);
         // the same edges closing 3 cm on each other while turning do cross and are separated
         let e1 = [e0[0] + fall, e0[1] + fall, b1[0] + fall * 1.75, b1[1] + fall * 1.75];
-        assert!(edge_edge(&e0, &e1, &moves(&e1), d).is_some());
+        assert!(edge_edge(&e0, &e1, &moves(&e1), d, false).is_some());
     }
 
     #[test]
@@ -646,5 +920,135 @@ mod tests {
         let n = triangle_normal(&x[0], &x[1], &x[2]).unwrap();
         assert!(((x[3] - x[0]).dot(&n) - 0.05).abs() < 0.05 * TOLERANCE, "{}", (x[3] - x[0]).dot(&n));
         assert!(x[0].z < 0.0 && x[1].z < 0.0 && x[2].z < 0.0, "the triangle was pushed down: {x:?}");
+    }
+
+    /// `f(t) = Π (t − r_k)` on `[0, 1]`, as coefficients `c[0] + c[1] t + …`.
+    fn cubic_from_roots(r: [Real; 3]) -> [Real; 4] {
+        [-r[0] * r[1] * r[2], r[0] * r[1] + r[0] * r[2] + r[1] * r[2], -(r[0] + r[1] + r[2]), 1.0]
+    }
+
+    fn roots(c: [Real; 4]) -> Vec<Real> {
+        let (r, n) = cubic_roots_in_unit(c, 1e-14);
+        r[..n].to_vec()
+    }
+
+    #[test]
+    fn cubic_roots_known_double_none_and_degenerate() {
+        // three simple roots, all in [0, 1]; one outside is left out
+        let found = roots(cubic_from_roots([0.9, 0.2, 0.5]));
+        assert_eq!(found.len(), 3, "{found:?}");
+        for (t, r) in found.iter().zip([0.2, 0.5, 0.9]) {
+            assert!((t - r).abs() < 1e-12, "{found:?}");
+        }
+        // the same, upside down (the critical points come out of the quadratic in the other
+        // order)
+        let found = roots(cubic_from_roots([0.9, 0.2, 0.5]).map(|c| -c));
+        assert_eq!(found.len(), 3, "{found:?}");
+        for (t, r) in found.iter().zip([0.2, 0.5, 0.9]) {
+            assert!((t - r).abs() < 1e-12, "{found:?}");
+        }
+        let found = roots(cubic_from_roots([0.35, 1.7, -2.0]));
+        assert!(found.len() == 1 && (found[0] - 0.35).abs() < 1e-12, "{found:?}");
+        // a double root (f touches 0 at 0.3) and a simple one outside: one root
+        let found = roots(cubic_from_roots([0.3, 0.3, -1.0]));
+        assert!(found.len() == 1 && (found[0] - 0.3).abs() < 1e-7, "{found:?}");
+        // a double root and a simple one inside
+        let found = roots(cubic_from_roots([0.6, 0.1, 0.6]));
+        assert!(
+            found.len() == 2 && (found[0] - 0.1).abs() < 1e-12 && (found[1] - 0.6).abs() < 1e-7,
+            "{found:?}"
+        );
+        // no root in [0, 1]: roots outside, or no real root at all (t³ + 1, t² + 1)
+        assert!(roots(cubic_from_roots([-0.5, 1.5, 2.0])).is_empty());
+        assert!(roots([1.0, 0.0, 0.0, 1.0]).is_empty());
+        assert!(roots([1.0, 0.0, 1.0, 0.0]).is_empty());
+        // roots at the ends count
+        let found = roots(cubic_from_roots([0.0, 1.0, 3.0]));
+        assert!(found.len() == 2 && found[0].abs() < 1e-15 && (found[1] - 1.0).abs() < 1e-12, "{found:?}");
+        // a vanishing leading coefficient: the quadratic (t − 0.25)(t − 0.75), exactly or nearly
+        for lead in [0.0, 1e-20, -1e-13] {
+            let found = roots([0.1875, -1.0, 1.0, lead]);
+            assert!(found.len() == 2, "lead {lead}: {found:?}");
+            assert!((found[0] - 0.25).abs() < 1e-12 && (found[1] - 0.75).abs() < 1e-12, "{found:?}");
+        }
+        // linear, constant, and zero throughout (no crossing to find)
+        let found = roots([-0.4, 1.0, 0.0, 0.0]);
+        assert!(found.len() == 1 && (found[0] - 0.4).abs() < 1e-15, "{found:?}");
+        assert!(roots([2.0, 0.0, 0.0, 0.0]).is_empty());
+        assert!(roots([0.0; 4]).is_empty());
+    }
+
+    /// The unit triangle in the plane `z = h` (corners `(0,0)`, `(1,0)`, `(0,1)`).
+    fn triangle_at(h: Real) -> [Vec3; 3] {
+        [Vec3::new(0.0, 0.0, h), Vec3::new(1.0, 0.0, h), Vec3::new(0.0, 1.0, h)]
+    }
+
+    #[test]
+    fn a_vertex_through_the_middle_of_a_moving_triangle_is_found_when_it_meets_it() {
+        // the triangle rises 1 m while the vertex falls from 0.8 to 0.2 m over its middle:
+        // they meet at t = 0.5 (0.8 − 0.6 t = t), the vertex coming from above
+        let p = [Vec3::new(0.25, 0.25, 0.8), Vec3::new(0.25, 0.25, 0.2)];
+        let (t, n) = vertex_triangle_crossing(&p, &[triangle_at(0.0), triangle_at(1.0)]).expect("crosses");
+        assert!((t - 0.5).abs() < 1e-12 && (n - Vec3::z()).norm() < 1e-12, "t {t}, n {n:?}");
+        // rising faster from below (−0.2 + 1.6 t = t at t = 1/3): the normal points down
+        let p = [Vec3::new(0.25, 0.25, -0.2), Vec3::new(0.25, 0.25, 1.4)];
+        let (t, n) = vertex_triangle_crossing(&p, &[triangle_at(0.0), triangle_at(1.0)]).expect("crosses");
+        assert!((t - 1.0 / 3.0).abs() < 1e-12 && (n + Vec3::z()).norm() < 1e-12, "t {t}, n {n:?}");
+        // rising together, 0.1 m apart: no crossing
+        let p = [Vec3::new(0.25, 0.25, 0.1), Vec3::new(0.25, 0.25, 1.1)];
+        assert_eq!(vertex_triangle_crossing(&p, &[triangle_at(0.0), triangle_at(1.0)]), None);
+    }
+
+    #[test]
+    fn a_fast_vertex_through_a_still_triangle_near_its_edge_and_a_near_miss_outside() {
+        let still = [triangle_at(0.0), triangle_at(0.0)];
+        // through (0.9, 0.05) at t = 0.5, 5 cm inside the long edge, ending beyond it: the end
+        // state alone (closest point on the edge, 0.1 m below) shows no crossing
+        let p = [Vec3::new(0.7, 0.05, 0.1), Vec3::new(1.1, 0.05, -0.1)];
+        let (t, n) = vertex_triangle_crossing(&p, &still).expect("crosses near the edge");
+        assert!((t - 0.5).abs() < 1e-12 && (n - Vec3::z()).norm() < 1e-12, "t {t}, n {n:?}");
+        // through (0.5, −0.001): 1 mm outside the edge `y = 0`, a near miss; 1 mm inside, a hit
+        for (y, hit) in [(-1e-3, false), (1e-3, true)] {
+            let p = [Vec3::new(0.5, y, 0.1), Vec3::new(0.5, y, -0.1)];
+            assert_eq!(vertex_triangle_crossing(&p, &still).is_some(), hit, "y = {y}");
+        }
+        // a vertex on the plane at the start, leaving it: no crossing within the step
+        let p = [Vec3::new(0.2, 0.2, 0.0), Vec3::new(0.2, 0.2, -0.1)];
+        assert_eq!(vertex_triangle_crossing(&p, &still), None);
+    }
+
+    #[test]
+    fn edges_passing_through_each_other_cross_and_near_parallel_edges_sliding_over_do_not() {
+        // an edge along x falls from 0.1 to −0.1 through a still edge along y at z = 0
+        let a = |z: Real| [Vec3::new(-0.5, 0.2, z), Vec3::new(0.5, 0.2, z)];
+        let b = [Vec3::new(0.1, -0.5, 0.0), Vec3::new(0.1, 0.5, 0.0)];
+        let e = |z: Real| [a(z)[0], a(z)[1], b[0], b[1]];
+        let (t, n) = edge_edge_crossing(&e(0.1), &e(-0.1)).expect("crosses");
+        assert!((t - 0.5).abs() < 1e-12 && (n.z.abs() - 1.0).abs() < 1e-12, "t {t}, n {n:?}");
+        // n points from the still edge to the side the falling one came from: up
+        assert!(n.z > 0.0, "{n:?}");
+        // the contact puts it back on top: the lines `d` apart along +z
+        let moves = [0, 1, 2, 3].map(|k| e(-0.1)[k] - e(0.1)[k]);
+        let (n, ..) = edge_edge(&e(0.1), &e(-0.1), &moves, 0.01, true).expect("a contact");
+        assert!((n - Vec3::z()).norm() < 1e-12, "{n:?}");
+        // passing beside the still edge (beyond its end): no crossing
+        let beside = |z: Real| [Vec3::new(-0.5, 0.7, z), Vec3::new(0.5, 0.7, z), b[0], b[1]];
+        assert_eq!(edge_edge_crossing(&beside(0.1), &beside(-0.1)), None);
+        // an edge 1 cm above another, turned 2 mrad from it and tilted 2 mrad, sliding 6 cm
+        // across it to end 1 cm beside it: the lines' normal is (1, 0, 1)/√2 and their side
+        // flips as it passes over (at x = −1 cm, where the segments are far apart along their
+        // lines), without any crossing; at the end the closest points are interior, 1.4 cm apart
+        let slide = |x: Real| {
+            let (lo, hi) = (Vec3::new(x - 1e-3, -0.5, 0.011), Vec3::new(x + 1e-3, 0.5, 0.009));
+            [lo, hi, Vec3::new(0.0, -0.5, 0.0), Vec3::new(0.0, 0.5, 0.0)]
+        };
+        let (e0, e1) = (slide(-0.05), slide(0.01));
+        assert_eq!(edge_edge_crossing(&e0, &e1), None);
+        let moves = [0, 1, 2, 3].map(|k| e1[k] - e0[k]);
+        assert_eq!(edge_edge(&e0, &e1, &moves, 0.02, true), None);
+        // the linearised test alone (no swept test) took the change of side for a crossing and
+        // pushed the upper edge down, through the other
+        let (n, ..) = edge_edge(&e0, &e1, &moves, 0.02, false).expect("the linearised test's contact");
+        assert!(n.z < 0.0, "{n:?}");
     }
 }

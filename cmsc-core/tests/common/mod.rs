@@ -5,7 +5,7 @@ pub mod crossing;
 pub mod field;
 pub mod newton;
 
-use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Integrator, SimParams, System, Vec3};
+use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Integrator, Real, SimParams, System, Vec3};
 
 /// The paper's torus (§4, Fig. 4): 29 × 5 = 145 vertices, R = 1 m, r = 0.3 m, structural
 /// springs of 10 N/m, 6 µC on every vertex, no damping, no gravity.
@@ -56,4 +56,20 @@ pub fn momentum(sys: &System) -> Vec3 {
 /// Largest distance of any vertex from the origin (m).
 pub fn extent(sys: &System) -> f64 {
     sys.positions().iter().map(|p| p.norm()).fold(0.0, f64::max)
+}
+
+/// Sheet `upper` moved by `shift` (m) over sheet `lower`, as one mesh: vertices (the lower
+/// sheet's first), triangles.
+pub fn stacked(lower: &shapes::TriMesh, upper: &shapes::TriMesh, shift: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let n = lower.positions.len() as u32;
+    let x = lower.positions.iter().copied().chain(upper.positions.iter().map(|p| p + shift)).collect();
+    let t = lower.triangles.iter().copied().chain(upper.triangles.iter().map(|t| t.map(|v| v + n))).collect();
+    (x, t)
+}
+
+/// Two `side × side` sheets of spacing `l`, `gap` apart along `z` (the upper one shifted by a
+/// third of a cell), as one mesh: vertices, triangles.
+pub fn two_sheets(side: u32, l: Real, gap: Real) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let sheet = shapes::grid(side, side, l);
+    stacked(&sheet, &sheet, Vec3::new(l / 3.0, l / 3.0, gap))
 }
