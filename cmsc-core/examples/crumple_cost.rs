@@ -23,6 +23,19 @@
 //! step 55–60 (2.3–9.9 s; before 2.8–6.5 s): the halves meet at tens of m/s, more than a
 //! step's linearised contact tests follow. That run does not reach its end; that remains open.
 //!
+//! With continuous self-collision (swept vertex–triangle and edge–edge tests) and the add-on's
+//! defaults (`240 both 40 adaptive` → `48 both 40 adaptive`: 1/24 s frames of `advance`, 3–32
+//! steps, iterations to 10⁻³), measured on the shared 2-core VM: the ±40 µC fold runs its 48
+//! frames (2 s) in 57.8 s, 6–32 steps per frame (12 from frame 14 on), opposite charges
+//! 13–15 mm apart (the 15 mm distance) at every frame, no vertex thrown (largest move per frame
+//! ≤ 0.5 m, while it falls off the sphere); `tests/contacts.rs` checks it frame by frame. Before
+//! continuous detection the same run threw vertices 0.7 m in frame 29 (opposite charges 2.8 mm
+//! apart) and then spent minutes per frame. Its cost is still high: 1.92 s for the same 48
+//! frames without self-collision (`48 collider 40 adaptive`, where the halves pass through
+//! each other), about 30× less. At fixed steps of 1/120 s (`240 both 40`) the meeting still
+//! runs away (0.5–0.8 m moves per step from step 62, seconds per step): the charge bound of
+//! `advance` is what keeps it in hand.
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³).
