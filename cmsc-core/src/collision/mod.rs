@@ -55,7 +55,9 @@ pub(crate) use geometry::check_triangles;
 mod mesh;
 mod self_contact;
 
-pub use mesh::{MeshCollider, MeshColliders, CONTACT_EPSILON, PASSES as MESH_PASSES};
+pub use mesh::{
+    MeshCollider, MeshColliders, CONTACT_EPSILON, EDGE_PASSES, PASSES as MESH_PASSES, SHARP_EDGE_COS,
+};
 pub use self_contact::{SelfCollision, PASSES as SELF_PASSES, TOLERANCE as SELF_TOLERANCE};
 
 use crate::error::{Error, Result};
