@@ -162,15 +162,13 @@ int main(void) {
     CHECK(memcmp(x, x0, sizeof x) == 0 && v[5] == 0.0);
 
     /* Gradients (appended to v1): one charge group holding every vertex. The target is where
-       a known charge ends after 10 steps (plain iterations, as rollouts run them); the fit
+       a known charge ends after 10 steps (rollouts run the steps cmsc_step runs); the fit
        recovers that charge from half of it. */
     {
         const double w[4] = {1, 1, 1, 1}, q_true[4] = {2e-7, 2e-7, 2e-7, 2e-7};
         double target[12], loss = -1.0, grad = 0.0, grad_scale = 0.0, q = 1e-7;
         OK(cmsc_set_charges(sim, q_true, 4));
-        OK(cmsc_set_acceleration(sim, 0)); /* rollouts run plain iterations: so must the target */
         OK(cmsc_step(sim, 10));
-        OK(cmsc_set_acceleration(sim, 1));
         OK(cmsc_get_positions(sim, target, 4));
         OK(cmsc_set_positions(sim, x0, 4));
         OK(cmsc_set_velocities(sim, zero, 4));
