@@ -51,7 +51,16 @@ demo-torus:
 	$(CARGO) run --release -p cmsc-core --example torus -- $(OUT)
 
 ## test: formatting, lints, docs, then every test tier
-test: lint doc unit ctest pytest blender-test package-check validate-smoke fuzz-check
+test: lint doc unit ctest pytest prune-debug blender-test package-check prune-packaging validate-smoke fuzz-check
+
+## With CMSC_PRUNE set (.ci/run sets it: a clean machine's disk is the limit), `make test` deletes
+## what the later tiers no longer read: the debug build after the C and Python tests, the cross
+## builds, Wine and the Blender venvs after the package check. Without it nothing is deleted.
+.PHONY: prune-debug prune-packaging
+prune-debug:
+	$(if $(CMSC_PRUNE),rm -rf target/debug,@true)
+prune-packaging:
+	$(if $(CMSC_PRUNE),rm -rf target/cross target/zig target/wine $(foreach r,$(BLENDER_RELEASES),$(call blender_venv,$(r))),@true)
 
 ## lint: rustfmt and clippy over the Rust code (clippy also holds it to rust-version), that
 ## rust-version is true for every locked dependency (tests/check_msrv.py), and ruff (ruff.toml)
