@@ -22,6 +22,8 @@ use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Real, SimParams, Sy
 
 #[path = "common/args.rs"]
 mod args;
+#[path = "common/two_spheres.rs"]
+mod two_spheres;
 use args::arg;
 
 const FRAME: Real = 1.0 / 24.0;
@@ -53,22 +55,8 @@ fn system(s: &Scene, h: Real, iterations: u32, tolerance: Real) -> System {
 }
 
 fn two_spheres() -> Scene {
-    let ball = shapes::uv_sphere(16, 32, 0.4);
-    let half = ball.positions.len();
-    let mesh = shapes::TriMesh {
-        positions: ball
-            .positions
-            .iter()
-            .map(|p| p - Vec3::x())
-            .chain(ball.positions.iter().map(|p| p + Vec3::x()))
-            .collect(),
-        triangles: ball
-            .triangles
-            .iter()
-            .copied()
-            .chain(ball.triangles.iter().map(|t| t.map(|v| v + half as u32)))
-            .collect(),
-    };
+    let mesh = two_spheres::two_spheres();
+    let half = mesh.positions.len() / 2;
     Scene {
         name: "two spheres ±6 µC",
         charge: (0..2 * half).map(|i| if i < half { 6e-6 } else { -6e-6 } / half as Real).collect(),

@@ -16,6 +16,9 @@
 
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Real, SimParams, Softening, System, Vec3};
 
+#[path = "common/two_spheres.rs"]
+mod two_spheres;
+
 struct Scene {
     name: &'static str,
     mesh: shapes::TriMesh,
@@ -45,22 +48,8 @@ fn system(s: &Scene, softening: Option<Real>) -> System {
 
 fn main() {
     let torus = shapes::torus(29, 5, 1.0, 0.3);
-    let ball = shapes::uv_sphere(16, 32, 0.4);
-    let half = ball.positions.len();
-    let two = shapes::TriMesh {
-        positions: ball
-            .positions
-            .iter()
-            .map(|p| p - Vec3::x())
-            .chain(ball.positions.iter().map(|p| p + Vec3::x()))
-            .collect(),
-        triangles: ball
-            .triangles
-            .iter()
-            .copied()
-            .chain(ball.triangles.iter().map(|t| t.map(|v| v + half as u32)))
-            .collect(),
-    };
+    let two = two_spheres::two_spheres();
+    let half = two.positions.len() / 2;
     let scenes = [
         Scene {
             name: "paper torus",
