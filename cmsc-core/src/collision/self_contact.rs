@@ -784,20 +784,12 @@ fn vertex_triangle_crossing(p: &[Vec3; 2], tri: &[[Vec3; 3]; 2]) -> Option<(Real
     let w = [p[0] - tri[0][0], (p[1] - tri[1][0]) - (p[0] - tri[0][0])];
     let (c, scale) = triple_product_cubic(rel(1), rel(2), w);
     let tol = 1e-12 * scale;
-    let (roots, count) = cubic_roots_in_unit(c, tol);
-    let f = |t: Real| ((c[3] * t + c[2]) * t + c[1]) * t + c[0];
-    let mut before = 0.0;
-    for &t in &roots[..count] {
-        if t == 0.0 {
-            continue;
-        }
+    for (t, side) in coplanar_times(c, tol) {
         let at = |a: &Vec3, b: &Vec3| a + (b - a) * t;
         let [a, b, c] = [0, 1, 2].map(|k| at(&tri[0][k], &tri[1][k]));
         let q = at(&p[0], &p[1]);
         let normal = (b - a).cross(&(c - a));
         let area2 = normal.norm_squared();
-        let side = f(0.5 * (before + t));
-        before = t;
         if area2 == 0.0 || side.abs() <= tol {
             continue;
         }
@@ -808,6 +800,20 @@ fn vertex_triangle_crossing(p: &[Vec3; 2], tri: &[[Vec3; 3]; 2]) -> Option<(Real
         }
     }
     None
+}
+
+/// The times in `(0, 1]` at which the coplanarity cubic `c` (coefficients of `t⁰ … t³`) has a
+/// root ([`cubic_roots_in_unit`] to `tol`), earliest first, each with the cubic's value halfway
+/// since the previous one: its sign is the side the pair was on before that root.
+fn coplanar_times(c: [Real; 4], tol: Real) -> impl Iterator<Item = (Real, Real)> {
+    let (roots, count) = cubic_roots_in_unit(c, tol);
+    let f = move |t: Real| ((c[3] * t + c[2]) * t + c[1]) * t + c[0];
+    let mut before = 0.0;
+    roots.into_iter().take(count).filter(|&t| t != 0.0).map(move |t| {
+        let side = f(0.5 * (before + t));
+        before = t;
+        (t, side)
+    })
 }
 
 /// Continuous edge–edge test over the straight motion of a step: edges `(e[0], e[1])` and
@@ -821,16 +827,8 @@ fn edge_edge_crossing(e0: &[Vec3; 4], e1: &[Vec3; 4]) -> Option<(Real, Vec3)> {
     let mv = |k: usize, l: usize| [e0[k] - e0[l], (e1[k] - e1[l]) - (e0[k] - e0[l])];
     let (c, scale) = triple_product_cubic(mv(1, 0), mv(3, 2), mv(0, 2));
     let tol = 1e-12 * scale;
-    let (roots, count) = cubic_roots_in_unit(c, tol);
-    let f = |t: Real| ((c[3] * t + c[2]) * t + c[1]) * t + c[0];
-    let mut before = 0.0;
-    for &t in &roots[..count] {
-        if t == 0.0 {
-            continue;
-        }
+    for (t, side) in coplanar_times(c, tol) {
         let x = [0, 1, 2, 3].map(|k| e0[k] + (e1[k] - e0[k]) * t);
-        let side = f(0.5 * (before + t));
-        before = t;
         let (u, v) = (x[1] - x[0], x[3] - x[2]);
         let normal = u.cross(&v);
         let len = normal.norm();
