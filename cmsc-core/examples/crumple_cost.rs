@@ -42,7 +42,9 @@
 
 use std::time::Instant;
 
-use cmsc_core::{shapes, springs_from_triangles, FieldMethod, SimParams, System, Vec3};
+#[path = "common/crumple.rs"]
+mod crumple;
+use crumple::{crumple, Contacts};
 
 fn main() {
     let steps: u32 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(240);
@@ -51,34 +53,13 @@ fn main() {
     // `adaptive`: each of the STEPS is a 1/24 s frame of `System::advance` with the add-on's
     // defaults (3 to 32 steps, iterations to the relative update 10⁻³)
     let adaptive = std::env::args().nth(4).is_some_and(|a| a == "adaptive");
-    let side = 41;
-    let spacing = 2.0 / (side - 1) as f64;
-    let mut mesh = shapes::grid(side, side, spacing);
-    mesh.positions.iter_mut().for_each(|p| *p += Vec3::new(-1.0, -1.0, 0.9));
-    let n = mesh.positions.len();
-    let springs = springs_from_triangles(n, &mesh.triangles).unwrap();
-    let (ends, k) = springs.with_stiffness(100.0, 10.0);
-    let params = SimParams {
-        time_step: 1.0 / 120.0,
-        coulomb: FieldMethod::Direct,
-        gravity: Vec3::new(0.0, 0.0, -9.81),
-        relative_damping: 2.0,
-        iteration_tolerance: if adaptive { 1e-3 } else { 0.0 },
-        ..SimParams::default()
+    let contacts = Contacts {
+        self_collision: mode == "self" || mode == "both",
+        sphere: mode == "collider" || mode == "both",
     };
-    let mut sys = System::new(&mesh.positions, &vec![1.0 / n as f64; n], &ends, &k, params).unwrap();
-    let half = n as f64 / 2.0;
-    let q: Vec<f64> =
-        mesh.positions.iter().map(|p| if p.x < 0.0 { charge / half } else { -charge / half }).collect();
-    sys.set_charges(&q).unwrap();
-    if mode == "self" || mode == "both" {
-        sys.set_self_collision(&mesh.triangles, &vec![0.015; n]).unwrap();
-    }
-    let ball = shapes::uv_sphere(16, 32, 0.6);
-    let last = ball.triangles.len() as u32;
-    if mode == "collider" || mode == "both" {
-        sys.set_mesh_colliders(&ball.positions, &ball.triangles, &[0, last], &[0.02], &[0.0]).unwrap();
-    }
+    let (mut sys, _, _) = crumple(charge, if adaptive { 1e-3 } else { 0.0 }, contacts);
+    let n = sys.n_vertices();
+    let q = sys.charges().to_vec();
     println!("n = {n}, threads: {}", rayon::current_num_threads());
     let mut total = 0.0;
     for s in 0..steps {

@@ -5,6 +5,8 @@
 //! and nearly holds with it, by the same amount whatever the step.
 
 mod common;
+#[path = "../examples/common/crumple.rs"]
+mod crumple;
 
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Real, SimParams, System, Vec3};
 use common::crossing::{any_crossing, first_crossing};
@@ -124,35 +126,9 @@ fn a_sheet_slides_on_a_frictionless_layer_and_holds_on_a_rough_one_at_any_step()
     assert!(mid[0] / mid[1] < 1.5 && mid[1] / mid[0] < 1.5, "rate 20/s: {mid:?} m at h = 1/120, 1/480");
 }
 
-/// The crumpling cloth of `examples/crumple_cost.rs`: a 2 m, 41 × 41 cloth whose halves carry
-/// `±charge` (C) in all, self-collision at 15 mm, falling onto a 0.6 m sphere collider, steps
-/// of 1/120 s, with the iteration tolerance `tolerance`. Returns the system, its structural
-/// edges and its triangles.
+/// The crumpling cloth of `examples/crumple_cost.rs` with self-collision and the sphere.
 fn crumple(charge: Real, tolerance: Real) -> (System, Vec<[u32; 2]>, Vec<[u32; 3]>) {
-    let side = 41;
-    let spacing = 2.0 / (side - 1) as Real;
-    let mut mesh = shapes::grid(side, side, spacing);
-    mesh.positions.iter_mut().for_each(|p| *p += Vec3::new(-1.0, -1.0, 0.9));
-    let n = mesh.positions.len();
-    let springs = springs_from_triangles(n, &mesh.triangles).unwrap();
-    let (ends, k) = springs.with_stiffness(100.0, 10.0);
-    let params = SimParams {
-        time_step: 1.0 / 120.0,
-        coulomb: FieldMethod::Direct,
-        relative_damping: 2.0,
-        iteration_tolerance: tolerance,
-        ..SimParams::default()
-    };
-    let mut sys = System::new(&mesh.positions, &vec![1.0 / n as Real; n], &ends, &k, params).unwrap();
-    let half = n as Real / 2.0;
-    let q: Vec<Real> =
-        mesh.positions.iter().map(|p| if p.x < 0.0 { charge / half } else { -charge / half }).collect();
-    sys.set_charges(&q).unwrap();
-    sys.set_self_collision(&mesh.triangles, &vec![0.015; n]).unwrap();
-    let ball = shapes::uv_sphere(16, 32, 0.6);
-    let last = ball.triangles.len() as u32;
-    sys.set_mesh_colliders(&ball.positions, &ball.triangles, &[0, last], &[0.02], &[0.0]).unwrap();
-    (sys, springs.structural, mesh.triangles)
+    crumple::crumple(charge, tolerance, crumple::Contacts { self_collision: true, sphere: true })
 }
 
 /// No structural edge through a triangle it shares no vertex with, and no vertex inside the
