@@ -27,6 +27,7 @@
 
 use rayon::prelude::*;
 
+use crate::collision::BroadPhase;
 use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::{Divergence, Error, Result};
@@ -180,6 +181,8 @@ pub(crate) struct Stepper {
     low: LowDissipation,
     mode: Mode,
     scratch: Scratch,
+    /// Self-collision's broad phase, kept between steps.
+    broad: BroadPhase,
     timings: StepTimings,
     counts: StepCounts,
 }
@@ -199,6 +202,7 @@ impl Stepper {
             low: LowDissipation::default(),
             mode: Mode::Run,
             scratch: Scratch { x_new: vec![Vec3::zeros(); n], v_new: vec![Vec3::zeros(); n] },
+            broad: BroadPhase::default(),
             timings: StepTimings::default(),
             counts: StepCounts::default(),
         };
@@ -366,8 +370,8 @@ impl Stepper {
         let (x_new, v_new) = (&mut self.scratch.x_new, &mut self.scratch.v_new);
         let runaway = unresolved_motion(&state.x, x_new, &model.mass, &model.pins.pinned);
         pin(model, &state.x, x_new, v_new); // 3. pins
-        let contacts = collide(model, state, x_new, v_new); // 4. collisions
-                                                            // a contact response that threw a vertex is a runaway too (it feeds the next step's forces)
+        let contacts = collide(model, state, x_new, v_new, &mut self.broad); // 4. collisions
+                                                                             // a contact response that threw a vertex is a runaway too (it feeds the next step's forces)
         let runaway = runaway.or_else(|| {
             (contacts > 0)
                 .then(|| unresolved_motion(&state.x, x_new, &model.mass, &model.pins.pinned))
@@ -415,19 +419,34 @@ fn pin(model: &Model, x: &[Vec3], x_new: &mut [Vec3], v_new: &mut [Vec3]) {
     }
 }
 
-/// Stage 4: self-collision, then the ground, spheres and mesh obstacles; returns how many
+/// Stage 4: self-collision, then the ground, spheres and mesh obstacles, then, where they
+/// moved vertices, self-collision again (an obstacle's push can take a vertex through the layer
+/// above it: on the ±36 µC crumple of `tests/contacts.rs` it did at frame 28); returns how many
 /// vertices they moved.
-fn collide(model: &Model, state: &State, x_new: &mut [Vec3], v_new: &mut [Vec3]) -> usize {
+fn collide(
+    model: &Model,
+    state: &State,
+    x_new: &mut [Vec3],
+    v_new: &mut [Vec3],
+    broad: &mut BroadPhase,
+) -> usize {
     let (x_old, pinned, h) = (&state.x, &model.pins.pinned, model.params.time_step);
     let mut contacts = 0;
-    if let Some(sc) = &model.self_collision {
-        contacts += sc.project(x_old, x_new, v_new, (&model.mass, pinned), h);
-    }
+    let self_collide = |x_new: &mut [Vec3], v_new: &mut [Vec3], broad: &mut BroadPhase| {
+        model
+            .self_collision
+            .as_ref()
+            .map_or(0, |sc| sc.project(x_old, x_new, v_new, (&model.mass, pinned), h, broad))
+    };
+    contacts += self_collide(x_new, v_new, broad);
     let law = model.friction_law;
-    contacts += model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
-    contacts += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
-    contacts += model.mesh_colliders.project_edges(&model.surface_edges, x_old, x_new, v_new, pinned, h, law);
-    contacts
+    let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
+    pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
+    pushed += model.mesh_colliders.project_edges(&model.surface_edges, x_old, x_new, v_new, pinned, h, law);
+    if pushed > 0 {
+        contacts += self_collide(x_new, v_new, broad);
+    }
+    contacts + pushed
 }
 
 /// Stage 5's guard: [`Error::Diverged`] for a non-finite position or velocity or a runaway.
