@@ -195,6 +195,11 @@ enum Op {
     SetExternalCharges { len: Len, pos_ptr: Ptr, q_ptr: Ptr, pos: Vec<F>, q: Vec<F> },
     SetUniformField(Option<[F; 3]>),
     SetSphereColliders { len: Len, c_ptr: Ptr, r_ptr: Ptr, c: Vec<F>, r: Vec<F> },
+    /// Triangles (index triples) and per-vertex distances: self-collision, or with `surface`
+    /// the simulated surface (`cmsc_set_surface`, distances unused).
+    SetTriangles { surface: bool, tri: Vec<(Idx, Idx, Idx)>, t_ptr: Ptr, d_len: Len, d_ptr: Ptr, d: Vec<F> },
+    SetSelfCollisionFriction(Buf),
+    SetColliderFrictionLaw(u32),
     Step(Steps),
     GetPositions(Len, Ptr),
     GetVelocities(Len, Ptr),
@@ -589,6 +594,36 @@ fuzz_target!(|input: Input| {
                 };
                 check("cmsc_set_sphere_colliders", s);
                 ("cmsc_set_sphere_colliders", s, true)
+            }
+            Op::SetTriangles { surface, tri, t_ptr, d_len, d_ptr, d } => {
+                let flat: Vec<u32> =
+                    tri.iter().take(MAX_SPRINGS).flat_map(|&(a, b, c)| [a.get(n), b.get(n), c.get(n)]).collect();
+                let n_tri = flat.len() / 3;
+                let mut t = Backing::new(flat);
+                let tp = t.ptr(*t_ptr, false);
+                if *surface {
+                    let s = unsafe { cmsc::cmsc_set_surface(sim, tp, n_tri) };
+                    check("cmsc_set_surface", s);
+                    ("cmsc_set_surface", s, true)
+                } else {
+                    let (k, null) = d_len.resolve(n);
+                    let mut db = Backing::new(doubles(d, if null { 0 } else { k.min(4096) }, |_| 0.01));
+                    let s = unsafe { cmsc::cmsc_set_self_collision(sim, tp, n_tri, db.ptr(*d_ptr, null), k) };
+                    check("cmsc_set_self_collision", s);
+                    ("cmsc_set_self_collision", s, true)
+                }
+            }
+            Op::SetSelfCollisionFriction(b) => {
+                let (k, null) = b.len.resolve(n);
+                let mut buf = Backing::new(doubles(&b.data, if null { 0 } else { k.min(4096) }, |_| 5.0));
+                let s = unsafe { cmsc::cmsc_set_self_collision_friction(sim, buf.ptr(b.ptr, null), k) };
+                check("cmsc_set_self_collision_friction", s);
+                ("cmsc_set_self_collision_friction", s, true)
+            }
+            Op::SetColliderFrictionLaw(law) => {
+                let s = unsafe { cmsc::cmsc_set_collider_friction_law(sim, *law % 4) };
+                check("cmsc_set_collider_friction_law", s);
+                ("cmsc_set_collider_friction_law", s, true)
             }
             Op::Step(st) => {
                 let steps = match st {
