@@ -36,11 +36,56 @@ class Outcome(enum.Enum):
     DIVERGED = "diverged"  # the simulation blew up: the frames before are kept
     FAILED = "failed"  # the library refused a step (or the bake raised)
     WRITE_FAILED = "write failed"  # a cache file could not be written
+    GAINED_ENERGY = "gained energy"  # every frame is baked, but the motion gained energy from nothing
 #: A part whose bounding box has grown to more than this many times its rest size has blown up,
 #: even where no single step was a runaway (the library's guard): no charge, rig or collider of
 #: an animation scene swells a mesh a hundredfold, while a contact or charge runaway does (a
 #: 2 mm cloth reached 2 m). The bake stops there as diverged, keeping the frames before.
 GROWTH_LIMIT = 100.0
+
+
+#: A bake that nothing drives (`drives`) and whose total energy (kinetic, spring, Coulomb and
+#: gravity: `Simulation.energies`) ends higher than it started by more than this share of the
+#: energy of its motion (`energy_gain`) has made energy from nothing: steps too long for how
+#: close its charges came (the explicit Coulomb kick of a pair passing within its charge radius
+#: in one step). Springs, Settling, Damping, contacts and friction only take energy away, and
+#: the field methods' errors (P3M's 10⁻², DDEF's) change the total by far less.
+ENERGY_GAIN_LIMIT = 0.5
+
+#: The energy audit sums the Coulomb energy over every pair of vertices, at the start and the
+#: end (O(n²): about a second at this many): larger bakes are not audited.
+ENERGY_AUDIT_MAX_VERTICES = 50_000
+
+
+def drives(job):
+    """What does work on `job`'s scene from outside, in words ("" if nothing does): pins that
+    move, colliders that move, external charges, a uniform field or charges that change. Those
+    add or remove energy the audit cannot count."""
+    if len(job.pins) and np.ptp(job.pin_world, axis=0).max(initial=0.0) > 0:
+        return "pins that move"
+    if job.collider_world is not None and np.ptp(job.collider_world, axis=0).max(initial=0.0) > 0:
+        return "colliders that move"
+    if job.ext_charge.size and np.any(job.ext_charge != 0):
+        return "external charges"
+    if np.any(job.field != 0):
+        return "a uniform field"
+    groups = job.group_charge.shape[-1]
+    if groups and job.group_charge.size and np.ptp(job.group_charge.reshape(-1, groups), axis=0).max() > 0:
+        return "charges that change"
+    return ""
+
+
+def energy_gain(start, end, floor):
+    """The energy (J) a bake made from nothing, from the library's energies at its start and end
+    (`Simulation.energies`: kinetic, spring, Coulomb and external, which includes gravity), if it
+    is more than `ENERGY_GAIN_LIMIT` times the energy of its motion (the larger of the kinetic
+    energy at the end and the kinetic, spring and Coulomb energy at the start) and more than
+    `floor` (J, what counts as no motion at all); else None."""
+    gain = end["total"] - start["total"]
+    motion = max(end["kinetic"], start["kinetic"] + start["spring"] + abs(start["coulomb"]))
+    # nor is the rounding of the gravity potential (measured from the origin) a gain
+    floor = max(floor, 1e-9 * (abs(start["external"]) + motion))
+    return gain if gain > ENERGY_GAIN_LIMIT * motion and gain > floor else None
 
 
 def _size(points):
@@ -359,6 +404,10 @@ def _frames(job, sim, writers, on_frame):
         w.write(job.rest_local[a:b])
     job.frames_done = 1
     rest_sizes = [_size(job.x0[a:b]) for a, b in job.parts]
+    audit = len(job.x0) <= ENERGY_AUDIT_MAX_VERTICES and job.frames > 0 and not drives(job)
+    if audit:  # the charges the first step sets (they do not change: nothing drives the scene)
+        sim.set_charges(job.group_charge[0, 0] @ job.group_weights)
+    start = sim.energies() if audit else None
     job.timings["write"] += clock() - t1
     for f in range(job.frames):
         if job.cancel.is_set():
@@ -392,3 +441,16 @@ def _frames(job, sim, writers, on_frame):
         job.timings["write"] += clock() - t1
         if on_frame is not None:
             on_frame(job)
+    if audit and job.outcome is None:
+        end = sim.energies()
+        # no motion at all: the whole mass moving a thousandth of the scene's size per second
+        floor = 1e-6 * float(np.sum(job.masses)) * _size(job.x0) ** 2
+        gain = energy_gain(start, end, floor)
+        if gain is not None:
+            job.stop(
+                Outcome.GAINED_ENERGY,
+                f"the motion gained {gain:.3g} J from nothing by frame {job.start_frame + job.frames}, where nothing "
+                f"drives the scene (its kinetic energy at the end: {end['kinetic']:.3g} J): the steps are too long "
+                f"for how close the charges come, and the frames show motion the charges could not supply. "
+                f"Turn on Adaptive Substeps or raise Substeps",
+            )

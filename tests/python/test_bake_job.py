@@ -2,6 +2,7 @@
 valid cache of the frames done."""
 
 import numpy as np
+import pytest
 
 from sim import CoulombMethod, Integrator, SimParams
 from sim.bake_job import BakeJob, run
@@ -163,3 +164,69 @@ def test_every_bake_ends_with_one_outcome(lib_path, tmp_path):
     refused = job(lib_path, tmp_path / "taken.pc2")
     run(refused)
     assert refused.outcome is Outcome.WRITE_FAILED and "cannot write the cache" in refused.error
+
+
+def passing_triangles(lib_path, path, adaptive):
+    """Two 10 cm triangles 1 m apart carrying ±3 µC, free of gravity: they fall together and
+    through each other (no self-collision). At fixed steps of 1/24 s a pair closes within its
+    charge radius (2.5 cm) in one step and the explicit Coulomb kick there makes energy: the
+    triangles fly apart with 2.2 J of kinetic energy from a scene that held 0.41 J. Adaptive
+    Substeps shorten the steps while the charges are close, and the pair stays bound."""
+    tri = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]], dtype=float)
+    x = np.vstack([tri - [0.5, 0, 0], tri + [0.5, 0.013, 0.007]])
+    frames = 48
+    return BakeJob(
+        library=lib_path,
+        cache_paths=[str(path)],
+        start_frame=1,
+        rest_local=x,
+        x0=x,
+        masses=np.full(6, 0.01),
+        springs=np.array([[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5]]),
+        stiffness=np.full(6, 100.0),
+        params=SimParams(gravity=(0, 0, 0), time_step=1 / 24, coulomb=CoulombMethod.DIRECT),
+        pins=np.array([], dtype=int),
+        group_weights=np.repeat(np.eye(2), 3, axis=1),
+        world_to_local=np.tile(np.eye(4), (frames, 1, 1, 1)),
+        pin_world=np.zeros((frames + 1, 0, 3)),
+        ext_world=np.zeros((frames + 1, 0, 3)),
+        group_charge=np.tile([1e-6, -1e-6], (frames, 1, 1)),
+        ext_charge=np.zeros((frames, 1, 0)),
+        field=np.zeros((frames, 1, 3)),
+        max_steps_per_frame=64 if adaptive else 0,
+    )
+
+
+def test_a_bake_that_makes_energy_from_nothing_is_reported_with_its_frames(lib_path, tmp_path):
+    from sim.bake_job import Outcome
+
+    j = passing_triangles(lib_path, tmp_path / "fixed.pc2", adaptive=False)
+    assert run(j) == 49
+    assert j.outcome is Outcome.GAINED_ENERGY, (j.outcome, j.error)
+    assert "gained" in j.error and "from nothing" in j.error and "Adaptive Substeps" in j.error, j.error
+    assert read_pc2(tmp_path / "fixed.pc2")[2].shape[0] == 49
+    # the same scene with the steps the charges ask for keeps its energy in bounds: a success
+    j = passing_triangles(lib_path, tmp_path / "adaptive.pc2", adaptive=True)
+    assert run(j) == 49 and j.outcome is Outcome.DONE, j.error
+
+
+def test_what_drives_a_scene_is_named_and_an_undriven_one_has_nothing(lib_path, tmp_path):
+    from sim.bake_job import drives, energy_gain
+
+    j = passing_triangles(lib_path, tmp_path / "a.pc2", adaptive=False)
+    assert drives(j) == ""
+    j.field[3, 0] = [0, 0, 1.0]
+    assert drives(j) == "a uniform field"
+    j = passing_triangles(lib_path, tmp_path / "a.pc2", adaptive=False)
+    j.group_charge[10, 0, 0] = 2e-6
+    assert drives(j) == "charges that change"
+    j.group_charge, j.group_weights = np.zeros((48, 1, 0)), np.zeros((0, 6))  # no charge groups
+    assert drives(j) == ""
+    # a gain is one past half the motion's energy, and only a gain
+    start = {"kinetic": 0.0, "spring": 0.1, "coulomb": -0.3, "external": 5.0, "total": 4.8}
+    assert energy_gain(start, {**start, "kinetic": 0.5, "total": 5.0}, 0.0) is None
+    assert energy_gain(start, {**start, "kinetic": 0.5, "total": 5.3}, 0.0) == pytest.approx(0.5)
+    assert energy_gain(start, {**start, "kinetic": 2.0, "total": 3.0}, 0.0) is None
+    # a scene at rest: rounding is no gain
+    rest = {"kinetic": 0.0, "spring": 0.0, "coulomb": 0.0, "external": 0.0, "total": 0.0}
+    assert energy_gain(rest, {**rest, "kinetic": 5e-27, "total": 6e-27}, 1e-9) is None
