@@ -35,17 +35,19 @@
 //! each other), about 30× less. At fixed steps of 1/120 s (`240 both 40`) the meeting still
 //! ran away (0.5–0.8 m moves per step from step 62, seconds per step).
 //!
-//! With edge pairs tested once over a tree of edges, trees refit rather than rebuilt, and
-//! impact zones for the crossings the passes leave (`collision::SelfCollision`), same VM, in
-//! alternating runs with a build of the code before: `48 both 40 adaptive` takes 15.3 s
-//! (568 steps, 27 ms per step; before 58.0–58.5 s, about 100 ms per step) against 2.0 s with
-//! the sphere alone (178 steps, 11 ms per step: 2.4× per step, 7.6× per frame, as the charge
-//! bound of `advance` takes three times the steps while the layers press together). ±36 and
-//! ±44 µC, which stalled before (a crossing the passes left at frame 24–32, then minutes per
-//! frame), run in 28.5 and 23.9 s; ±10, 25, 50 and 80 µC in 2.5, 7.0, 25 and 102 s. At fixed
-//! steps of 1/120 s (`240 both 40`) the run now reaches its end (18 s, moves ≤ 0.12 m per step),
-//! though opposite charges come to 4 mm there: the 15 mm distance is held only where the steps
-//! are as short as `advance` makes them.
+//! With edge pairs tested once over a tree of edges, trees refit rather than rebuilt, impact
+//! zones for the crossings the passes leave, and self-collision run again where the sphere
+//! pushed vertices (`collision::SelfCollision`, `step.rs`), same VM, one quiet run:
+//! `48 both 40 adaptive` takes 24.5 s (586 steps, 42 ms per step; the code before took
+//! 58.0–58.5 s, about 100 ms per step) against 2.0 s with the sphere alone (202 steps, 9.8 ms
+//! per step: 4.3× per step, 12× per frame, as the charge bound of `advance` takes three times
+//! the steps while the layers press together). ±36 and ±44 µC, which tangled or stalled before
+//! (a crossing the passes left at frame 24–32, then minutes per frame), run to the end
+//! (`tests/contacts.rs` checks ±36, 40 and 44 µC for crossings); ±10 to ±80 µC ran in 2.5 to
+//! 102 s before the second self-collision pass was added. At fixed steps of 1/120 s
+//! (`240 both 40`) the run reached its end (18 s, moves ≤ 0.12 m per step), though opposite
+//! charges came to 4 mm there: the 15 mm distance is held only where the steps are as short
+//! as `advance` makes them.
 //!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's

@@ -133,14 +133,16 @@ pub const PASSES: usize = 64;
 ///
 /// | n vertices | plain | self-collision | before | mesh collider (4K-triangle sphere) | both | before |
 /// |---:|---:|---:|---:|---:|---:|---:|
-/// | 10 000  | 0.0103 | 0.023–0.026 | 0.043–0.046 | 0.013 | 0.026–0.030 | 0.050–0.053 |
-/// | 100 489 | 0.145  | 0.27–0.29   | 0.52–0.53   | 0.171 | 0.31        | 0.55–0.62   |
+/// | 10 000  | 0.0097 | 0.028 | 0.043–0.046 | 0.013 | 0.048 | 0.050–0.053 |
+/// | 100 489 | 0.156  | 0.284 | 0.52–0.53   | 0.167 | 0.51  | 0.55–0.62   |
 ///
-/// (5 steps each after 2 warm-up steps; the cores are shared with other work, and runs differ
-/// by up to 30 %.) Self-collision costs 2.3–2.5 plain steps at 10K vertices and 2.0 at 100K
-/// (before: 4.2 and 3.7). On the ±40 µC crumple at the add-on's defaults
-/// (`examples/crumple_cost.rs`, 48 frames, layers pressed together), 27 ms per step against
-/// 11 ms with the sphere alone (2.4×; before, 100 ms per step).
+/// (5 steps each after 2 warm-up steps, one quiet run; "before" from alternating runs of an
+/// earlier session, which were within 10 % of these for the plain and collider columns.)
+/// Self-collision costs 2.9 plain steps at 10K vertices and 1.8 at 100K (before: 4.2 and 3.7).
+/// With a collider that pushes vertices every step, the step runs self-collision twice
+/// (`step.rs`, stage 4), hence the "both" column. On the ±40 µC crumple at the add-on's
+/// defaults (`examples/crumple_cost.rs`, 48 frames, layers pressed together onto the sphere),
+/// 42 ms per step against 9.8 ms with the sphere alone (4.3×; before, 100 ms per step).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
