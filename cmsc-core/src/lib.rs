@@ -69,7 +69,9 @@ mod step;
 mod system;
 
 pub use advance::{CallCounts, StepBounds, MAX_ADVANCE_STEPS, RECOMMENDED_ITERATION_TOLERANCE};
-pub use collision::{BroadPhase, Colliders, FrictionLaw, MeshCollider, MeshColliders, SelfCollision, Sphere};
+pub use collision::{
+    BroadPhase, Colliders, ContactStep, FrictionLaw, MeshCollider, MeshColliders, SelfCollision, Sphere,
+};
 pub use coulomb::{FieldMethod, FieldSolver, Neighborhood, MAX_GRID_POINTS};
 pub use counters::{StepCounts, StepTimings};
 pub use energy::Energies;

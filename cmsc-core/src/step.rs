@@ -27,7 +27,7 @@
 
 use rayon::prelude::*;
 
-use crate::collision::BroadPhase;
+use crate::collision::{BroadPhase, ContactStep};
 use crate::coulomb::{make_solver, FieldMethod, FieldSolver};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::{Divergence, Error, Result};
@@ -371,7 +371,8 @@ impl Stepper {
         let runaway = unresolved_motion(&state.x, x_new, &model.mass, &model.pins.pinned);
         pin(model, &state.x, x_new, v_new); // 3. pins
         let contacts = collide(model, state, x_new, v_new, &mut self.broad); // 4. collisions
-                                                                             // a contact response that threw a vertex is a runaway too (it feeds the next step's forces)
+
+        // a contact response that threw a vertex is a runaway too (it feeds the next step's forces)
         let runaway = runaway.or_else(|| {
             (contacts > 0)
                 .then(|| unresolved_motion(&state.x, x_new, &model.mass, &model.pins.pinned))
@@ -432,19 +433,20 @@ fn collide(
 ) -> usize {
     let (x_old, pinned, h) = (&state.x, &model.pins.pinned, model.params.time_step);
     let mut contacts = 0;
-    let self_collide = |x_new: &mut [Vec3], v_new: &mut [Vec3], broad: &mut BroadPhase| {
-        model
-            .self_collision
-            .as_ref()
-            .map_or(0, |sc| sc.project(x_old, x_new, v_new, (&model.mass, pinned), h, broad))
+    // one self-collision step, projected again (near what moved) after obstacles pushed vertices
+    let mut self_contacts = model.self_collision.as_ref().map(|sc| (sc, ContactStep::new(x_old, x_new)));
+    let mut self_collide = |x_new: &mut [Vec3], v_new: &mut [Vec3]| {
+        self_contacts
+            .as_mut()
+            .map_or(0, |(sc, step)| sc.project(step, x_new, v_new, (&model.mass, pinned), h, broad))
     };
-    contacts += self_collide(x_new, v_new, broad);
+    contacts += self_collide(x_new, v_new);
     let law = model.friction_law;
     let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
     pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
     pushed += model.mesh_colliders.project_edges(&model.surface_edges, x_old, x_new, v_new, pinned, h, law);
     if pushed > 0 {
-        contacts += self_collide(x_new, v_new, broad);
+        contacts += self_collide(x_new, v_new);
     }
     contacts + pushed
 }

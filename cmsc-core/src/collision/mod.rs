@@ -58,7 +58,9 @@ mod self_contact;
 pub use mesh::{
     MeshCollider, MeshColliders, CONTACT_EPSILON, EDGE_PASSES, PASSES as MESH_PASSES, SHARP_EDGE_COS,
 };
-pub use self_contact::{BroadPhase, SelfCollision, PASSES as SELF_PASSES, TOLERANCE as SELF_TOLERANCE};
+pub use self_contact::{
+    BroadPhase, ContactStep, SelfCollision, PASSES as SELF_PASSES, TOLERANCE as SELF_TOLERANCE,
+};
 
 use crate::error::{Error, Result};
 use crate::math::{is_finite3, Real, Vec3};

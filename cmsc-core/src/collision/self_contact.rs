@@ -102,10 +102,19 @@ pub const PASSES: usize = 64;
 /// slip lost per second of contact does not depend on the number of substeps.
 ///
 /// **Broad phase.** Two parry BVHs (binned SAH builds), one over every triangle's box and one
-/// over every edge's, swept from `x_t` to the current positions and grown by `max d_i`: built
-/// once per step and refit in each later pass where the projection moved vertices. The
-/// triangles' tree is queried with each vertex's swept box grown by `d_i`, the edges' with
-/// each edge's swept box (a pair is tested from its lower-numbered edge).
+/// over every edge's, swept from `x_t` to the current positions and grown by `max d_i`, kept
+/// from step to step ([`BroadPhase`]). A step's first detection queries them for its
+/// *candidates*: each colliding vertex with the triangles whose boxes meet its swept box grown
+/// by `d_i`, each edge with the later edges whose boxes meet its swept box, both queries grown
+/// further by twice a slack of `max d_i / 2`. So the candidates hold every pair whose boxes can
+/// meet while no vertex has moved farther than the slack from where they were taken (the
+/// passes' corrections and the obstacles' pushes mostly stay within it; a move beyond it takes
+/// them afresh). Each later detection of the step ([`ContactStep`]) tests only the candidates
+/// with a vertex that moved since the last detection, by the box test the trees would apply
+/// and then the narrow phase, and keeps what the last detection found for the others: a pair's
+/// contact depends on its own four vertices alone. What a step finds is the same as from fresh
+/// queries at every pass (a test checks it bit for bit), and does not depend on the trees'
+/// shape: candidates and contacts are taken in index order.
 ///
 /// **Limits.** `d_i` should stay below about half the shortest edge, or neighbours within the
 /// mesh count as contacts. The swept tests find passes through a triangle or an edge over the
@@ -124,25 +133,25 @@ pub const PASSES: usize = 64;
 ///
 /// ## Cost
 /// Per step: refitting the two trees (`O(T)` for `T` triangles and edges; a rebuild,
-/// `O(T log T)`, every 8 steps) plus, per pass, one query per colliding vertex and per edge and
-/// the tests against what they return. Measured by
-/// `cargo run --release -p cmsc-core --example collision_cost` on the 2-core VM (2 rayon
-/// threads), a cloth draped on a sphere, Coulomb off, seconds per step, alternating with a
-/// build of the code before (one BVH of triangles rebuilt every pass, queried per vertex with
-/// its edges' box, each edge pair tested from each of its ends):
+/// `O(T log T)`, every 8 steps), one query per colliding vertex and per edge for the
+/// candidates (again after a move beyond their slack), and per detection the tests of the
+/// candidates with a vertex that moved since the last. Measured by
+/// `cargo run --release -p cmsc-core --example collision_cost -- 5` on the 2-core VM (2 rayon
+/// threads), a cloth draped on a sphere, Coulomb off, seconds per step, in two runs
+/// alternating with a build of the code before (fresh tree queries at every pass):
 ///
 /// | n vertices | plain | self-collision | before | mesh collider (4K-triangle sphere) | both | before |
 /// |---:|---:|---:|---:|---:|---:|---:|
-/// | 10 000  | 0.0097 | 0.028 | 0.043–0.046 | 0.013 | 0.048 | 0.050–0.053 |
-/// | 100 489 | 0.156  | 0.284 | 0.52–0.53   | 0.167 | 0.51  | 0.55–0.62   |
+/// | 10 000  | 0.0093–0.0095 | 0.026 | 0.024 | 0.013–0.014 | 0.031–0.034 | 0.045–0.050 |
+/// | 100 489 | 0.146–0.149   | 0.30  | 0.28  | 0.178       | 0.47        | 0.50–0.53   |
 ///
-/// (5 steps each after 2 warm-up steps, one quiet run; "before" from alternating runs of an
-/// earlier session, which were within 10 % of these for the plain and collider columns.)
-/// Self-collision costs 2.9 plain steps at 10K vertices and 1.8 at 100K (before: 4.2 and 3.7).
-/// With a collider that pushes vertices every step, the step runs self-collision twice
-/// (`step.rs`, stage 4), hence the "both" column. On the ±40 µC crumple at the add-on's
-/// defaults (`examples/crumple_cost.rs`, 48 frames, layers pressed together onto the sphere),
-/// 42 ms per step against 9.8 ms with the sphere alone (4.3×; before, 100 ms per step).
+/// Self-collision alone costs 2.8 plain steps at 10K vertices and 2.0 at 100K (the
+/// candidates' slack costs 5–7 % where a step needs one detection). With a collider that
+/// pushes vertices every step, the step projects self-collision again (`step.rs`, stage 4),
+/// hence the "both" column. On the ±40 µC crumple at the add-on's defaults
+/// (`examples/crumple_cost.rs`, 48 frames, layers pressed together onto the sphere, about 5
+/// detections per step), 28.3–28.7 ms per step against 9.7–11.3 ms with the sphere alone
+/// (2.5–2.9×; before, 41 ms per step, 4×).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
@@ -242,12 +251,14 @@ impl SelfCollision {
     }
 
     /// Applies the rule of the [`SelfCollision`] docs to the end-of-step positions `x` (m) and
-    /// velocities `v` (m/s), given the start-of-step positions `x_old`, the masses `mass` (kg)
-    /// and the step `h` (s). `broad` keeps the broad phase's trees from one step to the next.
-    /// Returns the number of vertices moved.
+    /// velocities `v` (m/s) of `step` (its start positions and where it arrived), given the
+    /// masses `mass` (kg) and the step `h` (s). `broad` keeps the broad phase's trees from one
+    /// step to the next. A step may be projected more than once (`step.rs` projects it again
+    /// after the obstacles pushed vertices); each call adds `Δx/h` to the velocities for what
+    /// it moved. Returns the number of vertices moved.
     pub fn project(
         &self,
-        x_old: &[Vec3],
+        step: &mut ContactStep,
         x: &mut [Vec3],
         v: &mut [Vec3],
         (mass, pinned): (&[Real], &[bool]),
@@ -260,16 +271,14 @@ impl SelfCollision {
         // inverse masses: pinned vertices take no share of a correction
         let w_inv: Vec<Real> =
             mass.iter().zip(pinned).map(|(&m, &p)| if p || m <= 0.0 { 0.0 } else { 1.0 / m }).collect();
-        let x_in = x.to_vec();
+        let x_entry = x.to_vec();
         let (mut best, mut stalled) = (Real::INFINITY, 0);
-        let mut trees = broad.trees(self, x_old, x);
-        let mut x_pass = x.to_vec();
-        let mut crossed = false;
-        for pass in 0..=PASSES {
-            if pass > 0 {
-                self.refit(&mut trees, x_old, x, &mut x_pass);
-            }
-            let found = self.detect_all([x_old, &x_in], x, &trees, &w_inv);
+        let mut trees = broad.trees(self, step, x);
+        let mut found;
+        let mut crossed;
+        let mut pass = 0;
+        loop {
+            found = self.detect(step, x, &mut trees, &w_inv);
             let worst = found.iter().map(|c| -c.gap(x) / c.d).fold(0.0, Real::max);
             crossed = worst > 1.0;
             if worst <= TOLERANCE || pass == PASSES {
@@ -292,32 +301,34 @@ impl SelfCollision {
                     c.project(x, &w_inv);
                 }
             }
+            pass += 1;
         }
         if crossed {
-            self.impact_zones([x_old, &x_in], x, &mut trees, &mut x_pass, &w_inv, mass);
+            self.impact_zones(step, found, x, &mut trees, &w_inv, mass);
         }
-        let [triangles, edges] = trees;
         if self.friction.iter().any(|&f| f > 0.0) {
             // friction on the vertices touching a triangle (within `FRICTION_REACH` of their
             // distance, so a layer resting at its distance counts whether or not this step
             // pressed it in): once per vertex, on its closest face, whatever else it touches
+            step.refit(self, &mut trees, x);
+            let arrived = [step.x_old, &step.x_in[..]];
             let touching: Vec<Contact> = (0..x.len())
                 .into_par_iter()
                 .filter(|&i| self.distance[i] > 0.0 && self.friction[i] > 0.0)
                 .filter_map(|i| {
-                    let found = self.vertex_contacts(i, [x_old, &x_in], x, &triangles, FRICTION_REACH, false);
+                    let found = self.vertex_contacts(i, arrived, x, &trees[0], FRICTION_REACH, false);
                     found.into_iter().min_by(|a, b| a.gap(x).total_cmp(&b.gap(x)))
                 })
                 .collect();
             for c in &touching {
                 let mu = self.friction[c.idx[0] as usize];
-                c.friction(x_old, x, &w_inv, 1.0 - (-mu * h).exp());
+                c.friction(step.x_old, x, &w_inv, 1.0 - (-mu * h).exp());
             }
         }
-        broad.keep([triangles, edges]);
+        broad.keep(trees);
         let mut moved = 0;
-        for ((v, (x, x_in)), &w) in v.iter_mut().zip(x.iter().zip(&x_in)).zip(&w_inv) {
-            let dx = x - x_in;
+        for ((v, (x, x_entry)), &w) in v.iter_mut().zip(x.iter().zip(&x_entry)).zip(&w_inv) {
+            let dx = x - x_entry;
             if w > 0.0 && dx != Vec3::zeros() {
                 // Δv = Δx / h: Σ m Δx = 0 for every contact, so momentum is unchanged
                 *v += dx / h;
@@ -327,36 +338,140 @@ impl SelfCollision {
         moved
     }
 
-    /// Every violated contact at `x` (see [`SelfCollision::vertex_contacts`] for `x_in`), in
-    /// the order of [`SelfCollision::sweep_order`].
-    fn detect_all(
+    /// Every violated contact at `x` (see [`SelfCollision::vertex_triangle`] for the step's
+    /// `x_in`), in the order of [`SelfCollision::sweep_order`]; `step` then remembers the
+    /// detection. The pairs tested are the step's [`Candidates`], taken from `trees` (refit to
+    /// `x` first) when there are none yet or a vertex moved farther than their slack; after an
+    /// earlier detection of the same step, only the pairs with a vertex that moved since are
+    /// tested again.
+    fn detect(
         &self,
-        [x_old, x_in]: [&[Vec3]; 2],
+        step: &mut ContactStep,
+        x: &[Vec3],
+        trees: &mut [Bvh; 2],
+        w_inv: &[Real],
+    ) -> Vec<Contact> {
+        if !step.candidates.as_ref().is_some_and(|c| step.reuse && c.hold(x)) {
+            step.refit(self, trees, x);
+            step.candidates = Some(self.candidates(step.x_old, x, trees, w_inv));
+            step.last = None;
+        }
+        let candidates = step.candidates.as_ref().expect("just taken");
+        let arrived = [step.x_old, &step.x_in[..]];
+        step.detections += 1;
+        let detection = match step.last.take() {
+            Some(last) => {
+                step.retests += 1;
+                let moved: Vec<bool> = x.iter().zip(&last.x).map(|(a, b)| a != b).collect();
+                let touches = |idx: &[u32]| idx.iter().any(|&v| moved[v as usize]);
+                let mut found = self.test(candidates, arrived, x, w_inv, Some(&moved));
+                found.pairs.extend(last.pairs.into_iter().filter(|c| !touches(&c.idx)));
+                found.points.extend(last.points.into_iter().filter(|c| !touches(&c.idx)));
+                found.pairs.par_sort_by_key(|c| (c.idx[0], c.idx[1], c.key));
+                found.points.par_sort_by_key(|c| (c.idx[0], c.key));
+                found
+            }
+            None => self.test(candidates, arrived, x, w_inv, None),
+        };
+        let found = self.sweep_order(&detection.pairs, &detection.points, w_inv);
+        step.last = Some(detection);
+        found
+    }
+
+    /// The pairs whose boxes meet at `x` or would with each vertex moved up to
+    /// [`Candidates`]' slack (`CANDIDATE_SLACK` of the largest distance), from `trees` fit to
+    /// `x`: every colliding free vertex with the triangles it is not a corner of, by vertex
+    /// then triangle, and every pair of edges sharing no vertex, by edge then the later edge.
+    fn candidates(
+        &self,
+        x_old: &[Vec3],
         x: &[Vec3],
         [triangles, edges]: &[Bvh; 2],
         w_inv: &[Real],
-    ) -> Vec<Contact> {
-        let pairs: Vec<Contact> = (0..self.edges.len())
+    ) -> Candidates {
+        let slack = CANDIDATE_SLACK * self.max_distance;
+        // a pair's boxes, each grown by what its vertices may move, meet
+        let grow = 2.0 * slack * (1.0 + 1e-6);
+        let points: Vec<(u32, u32)> = (0..x.len())
             .into_par_iter()
-            .flat_map_iter(|e| self.edge_contacts(e, [x_old, x_in], x, edges, w_inv))
+            .filter(|&i| self.collides(i, w_inv))
+            .flat_map_iter(|i| {
+                let query = self.vertex_box(i, x_old, x, 1.0).loosened(grow);
+                let mut near: Vec<(u32, u32)> = triangles
+                    .intersect_aabb(&query)
+                    .filter(|&t| !self.triangles[t as usize].contains(&(i as u32)))
+                    .map(|t| (i as u32, t))
+                    .collect();
+                near.sort_unstable();
+                near
+            })
             .collect();
-        // a pinned vertex is a triangle corner or edge end of the free vertices' contacts,
-        // never their vertex: its own contacts (with the other flap of a pinned hinge, say)
-        // are pinned closer than their distance and could only kick the free corners
-        let points: Vec<Contact> = (0..x.len())
+        let pairs: Vec<(u32, u32)> = (0..self.edges.len())
             .into_par_iter()
-            .filter(|&i| self.distance[i] > 0.0 && w_inv[i] > 0.0)
-            .flat_map_iter(|i| self.vertex_contacts(i, [x_old, x_in], x, triangles, 1.0, true))
+            .flat_map_iter(|e| {
+                let [i, j] = self.edges[e];
+                let query = swept_box(&self.edges[e], [x_old, x], grow);
+                let mut near: Vec<(u32, u32)> = edges
+                    .intersect_aabb(&query)
+                    .filter(|&f| {
+                        let [k, l] = self.edges[f as usize];
+                        f as usize > e && k != i && k != j && l != i && l != j
+                    })
+                    .map(|f| (e as u32, f))
+                    .collect();
+                near.sort_unstable();
+                near
+            })
             .collect();
-        self.sweep_order(&pairs, &points, w_inv)
+        Candidates { x: x.to_vec(), slack, points, pairs }
     }
 
-    /// Refits `trees` to `x` where it differs from `x_pass`, which then becomes `x`.
-    fn refit(&self, [triangles, edges]: &mut [Bvh; 2], x_old: &[Vec3], x: &[Vec3], x_pass: &mut [Vec3]) {
-        let moved: Vec<bool> = x.iter().zip(x_pass.iter()).map(|(a, b)| a != b).collect();
-        refit_swept(triangles, &self.triangles, x_old, x, self.max_distance, Some(&moved));
-        refit_swept(edges, &self.edges, x_old, x, self.max_distance, Some(&moved));
-        x_pass.copy_from_slice(x);
+    /// The violated contacts among the `candidates` (those with a `moved` vertex; all:
+    /// `None`), each by the box test of the broad phase at `x` (a vertex's box against a
+    /// triangle's, or an edge's against the later edge's, the second grown by the largest
+    /// distance as the trees hold them) and then the narrow phase, in the candidates' order.
+    fn test(
+        &self,
+        candidates: &Candidates,
+        arrived: [&[Vec3]; 2],
+        x: &[Vec3],
+        w_inv: &[Real],
+        moved: Option<&[bool]>,
+    ) -> Detection {
+        let (x_old, margin) = (arrived[0], self.max_distance);
+        let touches = |item: &[u32]| moved.is_none_or(|moved| item.iter().any(|&v| moved[v as usize]));
+        let triangle_boxes: Vec<Aabb> =
+            self.triangles.par_iter().map(|t| swept_box(t, [x_old, x], margin)).collect();
+        let edge_boxes: Vec<Aabb> = self.edges.par_iter().map(|e| swept_box(e, [x_old, x], 0.0)).collect();
+        let points = candidates
+            .points
+            .par_iter()
+            .filter(|&&(i, t)| {
+                let tri = &self.triangles[t as usize];
+                touches(&[i, tri[0], tri[1], tri[2]])
+                    && self.vertex_box(i as usize, x_old, x, 1.0).intersects(&triangle_boxes[t as usize])
+            })
+            .filter_map(|&(i, t)| self.vertex_triangle(i as usize, t, arrived, x, 1.0, true))
+            .collect();
+        let pairs = candidates
+            .pairs
+            .par_iter()
+            .filter(|&&(e, f)| {
+                let (a, b) = (&self.edges[e as usize], &self.edges[f as usize]);
+                touches(&[a[0], a[1], b[0], b[1]])
+                    && edge_boxes[e as usize].intersects(&edge_boxes[f as usize].loosened(margin))
+            })
+            .filter_map(|&(e, f)| self.edge_pair(e as usize, f, arrived, x, w_inv))
+            .collect();
+        Detection { x: x.to_vec(), pairs, points }
+    }
+
+    /// Whether vertex `i` has contacts of its own: free, with a distance. A pinned vertex is a
+    /// triangle corner or edge end of the free vertices' contacts, never their vertex: its own
+    /// contacts (with the other flap of a pinned hinge, say) are pinned closer than their
+    /// distance and could only kick the free corners.
+    fn collides(&self, i: usize, w_inv: &[Real]) -> bool {
+        self.distance[i] > 0.0 && w_inv[i] > 0.0
     }
 
     /// The fail-safe for crossings the passes left (Provot 1997's rigid impact zones, as a
@@ -370,13 +485,14 @@ impl SelfCollision {
     /// and keep their targets.
     fn impact_zones(
         &self,
-        [x_old, x_in]: [&[Vec3]; 2],
+        step: &mut ContactStep,
+        mut found: Vec<Contact>,
         x: &mut [Vec3],
         trees: &mut [Bvh; 2],
-        x_pass: &mut [Vec3],
         w_inv: &[Real],
         mass: &[Real],
     ) {
+        let x_old = step.x_old;
         let mut zone: Vec<u32> = (0..x.len() as u32).collect();
         fn root(zone: &mut [u32], mut v: u32) -> u32 {
             while zone[v as usize] != v {
@@ -385,9 +501,10 @@ impl SelfCollision {
             }
             v
         }
-        for _ in 0..ZONE_ROUNDS {
-            self.refit(trees, x_old, x, x_pass);
-            let found = self.detect_all([x_old, x_in], x, trees, w_inv);
+        for round in 0..ZONE_ROUNDS {
+            if round > 0 {
+                found = self.detect(step, x, trees, w_inv);
+            }
             let crossed: Vec<&Contact> = found.iter().filter(|c| -c.gap(x) > c.d).collect();
             if crossed.is_empty() {
                 return;
@@ -438,95 +555,115 @@ impl SelfCollision {
     }
 
     /// The violated contacts of vertex `i` at `x` with the triangles near it (vertex–triangle),
-    /// from `triangles`, the BVH of [`swept_bvh`] over [`SelfCollision::triangles`].
+    /// from `triangles`, the BVH of [`swept_bvh`] over [`SelfCollision::triangles`], in the
+    /// order of the triangles. See [`SelfCollision::vertex_triangle`] for `x_in`, `reach` and
+    /// `continuous`.
+    fn vertex_contacts(
+        &self,
+        i: usize,
+        arrived: [&[Vec3]; 2],
+        x: &[Vec3],
+        triangles: &Bvh,
+        reach: Real,
+        continuous: bool,
+    ) -> Vec<Contact> {
+        let query = self.vertex_box(i, arrived[0], x, reach);
+        // in index order, so that what a step finds, and the order its contacts are swept in,
+        // do not depend on the tree's shape (built afresh or refit: `BroadPhase`)
+        let mut near: Vec<u32> = triangles.intersect_aabb(&query).collect();
+        near.sort_unstable();
+        near.into_iter().filter_map(|t| self.vertex_triangle(i, t, arrived, x, reach, continuous)).collect()
+    }
+
+    /// The box vertex `i`'s contacts are looked for in: its motion from `x_old` to `x`, grown
+    /// by `reach` times its distance.
+    fn vertex_box(&self, i: usize, x_old: &[Vec3], x: &[Vec3], reach: Real) -> Aabb {
+        Aabb::from_points([Point::from(x_old[i]), Point::from(x[i])]).loosened(self.distance[i] * reach)
+    }
+
+    /// The contact of vertex `i` with triangle `t` at `x`, if violated (the rule of the
+    /// [`SelfCollision`] docs); none where `i` is a corner of `t`.
     /// `x_in` are the positions the step arrived at before any contact moved them: what the
     /// vertices moved in the step is judged from them, so that a contact's own correction never
     /// makes another pair look as if it had crossed.
     /// `reach` scales the distance a contact is detected within (1: violated contacts only).
     /// `continuous`: also test the straight motion from `x_old` to `x` for crossings (continuous
     /// collision detection, [`vertex_triangle_crossing`]).
-    fn vertex_contacts(
+    fn vertex_triangle(
         &self,
         i: usize,
+        t: u32,
         [x_old, x_in]: [&[Vec3]; 2],
         x: &[Vec3],
-        triangles: &Bvh,
         reach: Real,
         continuous: bool,
-    ) -> Vec<Contact> {
+    ) -> Option<Contact> {
         let d_i = self.distance[i];
         let d = d_i * reach;
         let (p, p0) = (x[i], x_old[i]);
-        let query = Aabb::from_points([Point::from(p0), Point::from(p)]).loosened(d);
-        let mut found = Vec::new();
-        // in index order, so that what a step finds, and the order its contacts are swept in,
-        // do not depend on the tree's shape (built afresh or refit: `BroadPhase`)
-        let mut near: Vec<u32> = triangles.intersect_aabb(&query).collect();
-        near.sort_unstable();
-        for t in near {
-            let tri = self.triangles[t as usize];
-            if tri.contains(&(i as u32)) {
-                continue;
-            }
-            let [a, b, c] = tri.map(|k| x[k as usize]);
-            let [a0, b0, c0] = tri.map(|k| x_old[k as usize]);
-            let Some(n) = triangle_normal(&a, &b, &c) else { continue };
-            let (q, location) = closest_on_triangle(&p, &a, &b, &c);
-            let bary = barycentric(&q, &a, &b, &c);
-            let idx = [i as u32, tri[0], tri[1], tri[2]];
-            let w = [1.0, -bary[0], -bary[1], -bary[2]];
-            let on_face = matches!(location, TrianglePointLocation::OnFace(..));
-            let mut normal = None;
-            if on_face {
-                let eta = (p - a).dot(&n);
-                let side0 = triangle_normal(&a0, &b0, &c0).map_or(0.0, |n0| (p0 - a0).dot(&n0));
-                // on the plane at the start: the side it is moving away from
-                let sigma = if side0 != 0.0 { side0.signum() } else { -(p - p0).dot(&n).signum() };
-                let sigma = if sigma == 0.0 { 1.0 } else { sigma };
-                // a change of side is a crossing only if the vertex is within what it moved
-                // relative to the triangle's point under it (a triangle that turns over far
-                // from a vertex flips the vertex's side without meeting it)
-                let moved = |k: usize| x_in[tri[k] as usize] - x_old[tri[k] as usize];
-                let q_move = moved(0) * bary[0] + moved(1) * bary[1] + moved(2) * bary[2];
-                let travel = ((x_in[i] - p0) - q_move).norm();
-                if eta * sigma < d && eta.abs() < d + travel {
-                    // crossed (η has the other sign) or closer than d: back to height σ d
-                    normal = Some(n * sigma);
-                }
-            }
-            if normal.is_none() && continuous {
-                // passed through the face in the step, unseen by the end state (it ends beyond
-                // an edge, or the triangle turned): back to height d on the side it came from
-                normal = vertex_triangle_crossing(&[p0, p], &[[a0, b0, c0], [a, b, c]])
-                    .map(|(_, came_from)| if n.dot(&came_from) < 0.0 { -n } else { n });
-            }
-            if normal.is_none() && !on_face {
-                let r = p - q;
-                let dist = r.norm();
-                if dist < d && dist > 0.0 {
-                    normal = Some(r / dist);
-                }
-            }
-            if let Some(n) = normal {
-                found.push(Contact { idx, w, n, d: d_i });
+        let tri = self.triangles[t as usize];
+        if tri.contains(&(i as u32)) {
+            return None;
+        }
+        let [a, b, c] = tri.map(|k| x[k as usize]);
+        let [a0, b0, c0] = tri.map(|k| x_old[k as usize]);
+        let n = triangle_normal(&a, &b, &c)?;
+        let (q, location) = closest_on_triangle(&p, &a, &b, &c);
+        let bary = barycentric(&q, &a, &b, &c);
+        let idx = [i as u32, tri[0], tri[1], tri[2]];
+        let w = [1.0, -bary[0], -bary[1], -bary[2]];
+        let on_face = matches!(location, TrianglePointLocation::OnFace(..));
+        let mut normal = None;
+        if on_face {
+            let eta = (p - a).dot(&n);
+            let side0 = triangle_normal(&a0, &b0, &c0).map_or(0.0, |n0| (p0 - a0).dot(&n0));
+            // on the plane at the start: the side it is moving away from
+            let sigma = if side0 != 0.0 { side0.signum() } else { -(p - p0).dot(&n).signum() };
+            let sigma = if sigma == 0.0 { 1.0 } else { sigma };
+            // a change of side is a crossing only if the vertex is within what it moved
+            // relative to the triangle's point under it (a triangle that turns over far
+            // from a vertex flips the vertex's side without meeting it)
+            let moved = |k: usize| x_in[tri[k] as usize] - x_old[tri[k] as usize];
+            let q_move = moved(0) * bary[0] + moved(1) * bary[1] + moved(2) * bary[2];
+            let travel = ((x_in[i] - p0) - q_move).norm();
+            if eta * sigma < d && eta.abs() < d + travel {
+                // crossed (η has the other sign) or closer than d: back to height σ d
+                normal = Some(n * sigma);
             }
         }
-        found
+        if normal.is_none() && continuous {
+            // passed through the face in the step, unseen by the end state (it ends beyond
+            // an edge, or the triangle turned): back to height d on the side it came from
+            normal = vertex_triangle_crossing(&[p0, p], &[[a0, b0, c0], [a, b, c]]).map(|(_, came_from)| {
+                if n.dot(&came_from) < 0.0 {
+                    -n
+                } else {
+                    n
+                }
+            });
+        }
+        if normal.is_none() && !on_face {
+            let r = p - q;
+            let dist = r.norm();
+            if dist < d && dist > 0.0 {
+                normal = Some(r / dist);
+            }
+        }
+        normal.map(|n| Contact { idx, w, n, d: d_i, key: t })
     }
 
-    /// The violated contacts between mesh edge `e` and the edges after it in
-    /// [`SelfCollision::edges`] that share no vertex with it (each pair once), from `edges`, the
-    /// BVH of [`swept_bvh`] over them; see [`SelfCollision::vertex_contacts`] for `x_in`. A pair's
-    /// distance is the largest `d_k` of its free ends (`w_inv > 0`); a pair with none is
-    /// skipped. The swept test ([`edge_edge_crossing`]) always applies.
-    fn edge_contacts(
+    /// The contact of mesh edges `e` and `f` at `x` (`e < f`), if violated; none where they
+    /// share a vertex. Its distance is the largest `d_k` of its free ends (`w_inv > 0`); a pair
+    /// with none is skipped. The swept test ([`edge_edge_crossing`]) always applies; see
+    /// [`SelfCollision::vertex_triangle`] for `x_in`.
+    fn edge_pair(
         &self,
         e: usize,
+        f: u32,
         [x_old, x_in]: [&[Vec3]; 2],
         x: &[Vec3],
-        edges: &Bvh,
         w_inv: &[Real],
-    ) -> Vec<Contact> {
+    ) -> Option<Contact> {
         let reach = |v: u32| {
             let v = v as usize;
             if w_inv[v] > 0.0 {
@@ -535,7 +672,14 @@ impl SelfCollision {
                 0.0
             }
         };
-        let [i, j] = self.edges[e];
+        let ([i, j], [k, l]) = (self.edges[e], self.edges[f as usize]);
+        if k == i || k == j || l == i || l == j {
+            return None;
+        }
+        let d = [i, j, k, l].map(reach).into_iter().fold(0.0, Real::max);
+        if d <= 0.0 {
+            return None;
+        }
         let swept = |pts: [&Vec3; 4]| {
             let lo = pts[0].inf(pts[1]).inf(pts[2]).inf(pts[3]);
             let hi = pts[0].sup(pts[1]).sup(pts[2]).sup(pts[3]);
@@ -543,37 +687,19 @@ impl SelfCollision {
         };
         let (i_old, i_new, j_old, j_new) =
             (&x_old[i as usize], &x[i as usize], &x_old[j as usize], &x[j as usize]);
+        let (k_old, k_new, l_old, l_new) =
+            (&x_old[k as usize], &x[k as usize], &x_old[l as usize], &x[l as usize]);
+        // the two edges' swept boxes, `d` apart at most, before any arithmetic
         let (lo, hi) = swept([i_old, i_new, j_old, j_new]);
-        // the leaves are grown by the largest distance: the edge's own box finds every edge within it
-        let query = Aabb::new(Point::from(lo), Point::from(hi));
-        let mut found = Vec::new();
-        // in index order, as in `vertex_contacts`
-        let mut near: Vec<u32> = edges.intersect_aabb(&query).filter(|&f| f as usize > e).collect();
-        near.sort_unstable();
-        for f in near {
-            let [k, l] = self.edges[f as usize];
-            if k == i || k == j || l == i || l == j {
-                continue;
-            }
-            let d = [i, j, k, l].map(reach).into_iter().fold(0.0, Real::max);
-            if d <= 0.0 {
-                continue;
-            }
-            let (k_old, k_new, l_old, l_new) =
-                (&x_old[k as usize], &x[k as usize], &x_old[l as usize], &x[l as usize]);
-            // the two edges' swept boxes, `d` apart at most, before any arithmetic
-            let (lo_f, hi_f) = swept([k_old, k_new, l_old, l_new]);
-            if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
-                continue;
-            }
-            let e0 = [*i_old, *j_old, *k_old, *l_old];
-            let e1 = [*i_new, *j_new, *k_new, *l_new];
-            let moves = [i, j, k, l].map(|v| x_in[v as usize] - x_old[v as usize]);
-            if let Some((n, s, t)) = edge_edge(&e0, &e1, &moves, d, true) {
-                found.push(Contact { idx: [i, j, k, l], w: [1.0 - s, s, t - 1.0, -t], n, d });
-            }
+        let (lo_f, hi_f) = swept([k_old, k_new, l_old, l_new]);
+        if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
+            return None;
         }
-        found
+        let e0 = [*i_old, *j_old, *k_old, *l_old];
+        let e1 = [*i_new, *j_new, *k_new, *l_new];
+        let moves = [i, j, k, l].map(|v| x_in[v as usize] - x_old[v as usize]);
+        let (n, s, t) = edge_edge(&e0, &e1, &moves, d, true)?;
+        Some(Contact { idx: [i, j, k, l], w: [1.0 - s, s, t - 1.0, -t], n, d, key: f })
     }
 }
 
@@ -613,6 +739,9 @@ struct Contact {
     w: [Real; 4],
     n: Vec3,
     d: Real,
+    /// The triangle (vertex–triangle) or the second edge (edge–edge), by index: what a
+    /// detection orders a vertex's or an edge's contacts by.
+    key: u32,
 }
 
 impl Contact {
@@ -684,16 +813,17 @@ impl Contact {
     }
 }
 
+/// The box of `item` (a triangle or an edge, by vertex index) swept from `x_old` to `x`,
+/// grown by `margin`.
+fn swept_box(item: &[u32], [x_old, x]: [&[Vec3]; 2], margin: Real) -> Aabb {
+    Aabb::from_points(item.iter().flat_map(|&i| [x_old[i as usize], x[i as usize]]).map(Point::from))
+        .loosened(margin)
+}
+
 /// A BVH over the boxes of `items` (triangles or edges, by vertex index) swept from `x_old` to
 /// `x`, grown by `margin`.
 fn swept_bvh<const K: usize>(items: &[[u32; K]], x_old: &[Vec3], x: &[Vec3], margin: Real) -> Bvh {
-    let boxes: Vec<Aabb> = items
-        .par_iter()
-        .map(|item| {
-            let pts = item.iter().flat_map(|&i| [x_old[i as usize], x[i as usize]]).map(Point::from);
-            Aabb::from_points(pts).loosened(margin)
-        })
-        .collect();
+    let boxes: Vec<Aabb> = items.par_iter().map(|item| swept_box(item, [x_old, x], margin)).collect();
     Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes)
 }
 
@@ -711,10 +841,7 @@ fn refit_swept<const K: usize>(
         .par_iter()
         .enumerate()
         .filter(|(_, item)| moved.is_none_or(|moved| item.iter().any(|&i| moved[i as usize])))
-        .map(|(index, item)| {
-            let pts = item.iter().flat_map(|&i| [x_old[i as usize], x[i as usize]]).map(Point::from);
-            (index as u32, Aabb::from_points(pts).loosened(margin))
-        })
+        .map(|(index, item)| (index as u32, swept_box(item, [x_old, x], margin)))
         .collect();
     for &(index, aabb) in &boxes {
         bvh.insert_or_update_partially(aabb, index, 0.0);
@@ -723,6 +850,91 @@ fn refit_swept<const K: usize>(
         bvh.refit_without_opt();
     }
 }
+
+/// One step's self-collision for [`SelfCollision::project`]: where the step started and where
+/// it arrived before any contact moved a vertex (`x_in`, which judges what a pair travelled in
+/// the step), and what the step's last detection found. A step projected again (`step.rs`
+/// does, after the obstacles pushed vertices) tests again only the pairs near the vertices
+/// that moved since: a pair's contact depends on its own four vertices and the step alone.
+pub struct ContactStep<'a> {
+    x_old: &'a [Vec3],
+    x_in: Vec<Vec3>,
+    /// The positions the broad phase's trees are fit to, once fit in this step.
+    fitted: Option<Vec<Vec3>>,
+    candidates: Option<Candidates>,
+    last: Option<Detection>,
+    /// Whether a detection may start from the step's candidates and its last detection
+    /// (always, but in tests that compare with detections from scratch).
+    reuse: bool,
+    /// Detections in the step, and those of them that tested only the pairs with a vertex
+    /// that moved since the last.
+    detections: usize,
+    retests: usize,
+}
+
+impl<'a> ContactStep<'a> {
+    /// The step from `x_old` that arrived at `x_in`.
+    pub fn new(x_old: &'a [Vec3], x_in: &[Vec3]) -> Self {
+        ContactStep {
+            x_old,
+            x_in: x_in.to_vec(),
+            fitted: None,
+            candidates: None,
+            last: None,
+            reuse: true,
+            detections: 0,
+            retests: 0,
+        }
+    }
+
+    fn fit(&mut self, x: &[Vec3]) {
+        self.fitted = Some(x.to_vec());
+    }
+
+    /// Refits `trees` (fit in this step) to `x` where it differs from where they were fit.
+    fn refit(&mut self, sc: &SelfCollision, [triangles, edges]: &mut [Bvh; 2], x: &[Vec3]) {
+        let fitted = self.fitted.get_or_insert_with(|| x.to_vec());
+        let moved: Vec<bool> = x.iter().zip(fitted.iter()).map(|(a, b)| a != b).collect();
+        if moved.contains(&true) {
+            refit_swept(triangles, &sc.triangles, self.x_old, x, sc.max_distance, Some(&moved));
+            refit_swept(edges, &sc.edges, self.x_old, x, sc.max_distance, Some(&moved));
+            fitted.copy_from_slice(x);
+        }
+    }
+}
+
+/// What a detection found at positions `x`, before [`SelfCollision::sweep_order`]: the
+/// edge–edge contacts by edge (in the order of the edges), then by the other edge, and the
+/// vertex–triangle contacts by vertex, then by triangle.
+struct Detection {
+    x: Vec<Vec3>,
+    pairs: Vec<Contact>,
+    points: Vec<Contact>,
+}
+
+/// The pairs a step's detections test (see [`SelfCollision::candidates`]): found once with
+/// room for every vertex to move up to `slack` from `x`, they serve every detection of the
+/// step while no vertex moved farther (the passes' corrections, the obstacles' pushes).
+struct Candidates {
+    x: Vec<Vec3>,
+    slack: Real,
+    /// Vertex–triangle pairs `(vertex, triangle)`, in order.
+    points: Vec<(u32, u32)>,
+    /// Edge pairs `(e, f)`, `e < f`, in order.
+    pairs: Vec<(u32, u32)>,
+}
+
+impl Candidates {
+    /// Whether they hold every pair whose boxes meet at `x`: no vertex moved farther than the
+    /// slack from where they were taken (in any axis).
+    fn hold(&self, x: &[Vec3]) -> bool {
+        x.par_iter().zip(&self.x).all(|(a, b)| (a - b).amax() <= self.slack)
+    }
+}
+
+/// The room [`Candidates`] leave for the vertices to move, as a share of the largest contact
+/// distance (1/2).
+const CANDIDATE_SLACK: Real = 0.5;
 
 /// Steps between rebuilds of the broad phase's trees (8); in between they are refit.
 const REBUILD_STEPS: usize = 8;
@@ -742,18 +954,24 @@ pub struct BroadPhase {
 }
 
 impl BroadPhase {
-    /// The trees of `sc` for the step `x_old → x`: refit, or built afresh.
-    fn trees(&mut self, sc: &SelfCollision, x_old: &[Vec3], x: &[Vec3]) -> [Bvh; 2] {
+    /// The trees of `sc` for `step` at `x`: as kept, where an earlier call of the same step fit
+    /// them (`step` knows to what); else refit to the step's swept boxes, or built afresh.
+    fn trees(&mut self, sc: &SelfCollision, step: &mut ContactStep, x: &[Vec3]) -> [Bvh; 2] {
         let sizes = [sc.triangles.len(), sc.edges.len()];
-        match self.trees.take() {
-            Some(([mut triangles, mut edges], kept)) if kept == sizes && self.age < REBUILD_STEPS => {
+        let x_old = step.x_old;
+        let kept = self.trees.take().filter(|(_, kept)| *kept == sizes);
+        match kept {
+            Some((trees, _)) if step.fitted.is_some() => trees,
+            Some(([mut triangles, mut edges], _)) if self.age < REBUILD_STEPS => {
                 self.age += 1;
                 refit_swept(&mut triangles, &sc.triangles, x_old, x, sc.max_distance, None);
                 refit_swept(&mut edges, &sc.edges, x_old, x, sc.max_distance, None);
+                step.fit(x);
                 [triangles, edges]
             }
             _ => {
                 self.age = 0;
+                step.fit(x);
                 [
                     swept_bvh(&sc.triangles, x_old, x, sc.max_distance),
                     swept_bvh(&sc.edges, x_old, x, sc.max_distance),
@@ -1104,10 +1322,10 @@ mod tests {
         let sc = SelfCollision::new(&[[1, 2, 3]], &[0.004; 4], &x_old).unwrap();
         let (mass, w_inv) = ([2.0, 1.0, 1.0, 1.0], [0.5, 1.0, 1.0, 1.0]);
         let x_in = x.clone();
-        let mut trees =
-            [swept_bvh(&sc.triangles, &x_old, &x, 0.004), swept_bvh(&sc.edges, &x_old, &x, 0.004)];
-        let mut x_pass = x.clone();
-        sc.impact_zones([&x_old, &x_in], &mut x, &mut trees, &mut x_pass, &w_inv, &mass);
+        let mut step = ContactStep::new(&x_old, &x_in);
+        let mut trees = BroadPhase::default().trees(&sc, &mut step, &x);
+        let found = sc.detect(&mut step, &x, &mut trees, &w_inv);
+        sc.impact_zones(&mut step, found, &mut x, &mut trees, &w_inv, &mass);
         let mean = moves.iter().zip(&mass).map(|(d, m)| d * *m).sum::<Vec3>() / 5.0;
         for k in 0..4 {
             assert!((x[k] - (x_old[k] + mean)).norm() < 1e-15, "vertex {k} at {:?}", x[k]);
@@ -1118,33 +1336,36 @@ mod tests {
         assert!((x[0].z - x[1].z - 0.01).abs() < 1e-15, "the vertex is not back at its height");
     }
 
-    /// Two 12 × 12 sheets 2 cm apart, the upper one rippled, thrown at each other and swirled
-    /// for 24 steps of 1/120 s (the contacts' output is the next step's input): what the steps
-    /// find is the same, bit for bit, with the broad phase's trees kept and refit from step to
-    /// step (rebuilt every `REBUILD_STEPS`) as with trees built afresh every step, and the
-    /// sheets meet (the test exercises contacts).
-    #[test]
-    fn kept_and_refit_trees_find_what_fresh_trees_find() {
+    /// Two 12 × 12 sheets 2 cm apart, the upper one rippled, with self-collision at 4 mm: the
+    /// settings, the start positions and the number of vertices of a sheet.
+    fn two_sheets() -> (SelfCollision, Vec<Vec3>, usize) {
         let sheet = crate::shapes::grid(12, 12, 0.02);
         let n = sheet.positions.len();
-        let x0: Vec<Vec3> = sheet
-            .positions
-            .iter()
-            .copied()
-            .chain(
-                sheet
-                    .positions
-                    .iter()
-                    .map(|p| p + Vec3::new(0.005, 0.003, 0.02 + 0.004 * (40.0 * p.x).sin())),
-            )
-            .collect();
-        let triangles: Vec<[u32; 3]> = sheet
-            .triangles
-            .iter()
-            .copied()
-            .chain(sheet.triangles.iter().map(|t| t.map(|v| v + n as u32)))
-            .collect();
-        let sc = SelfCollision::new(&triangles, &vec![0.004; 2 * n], &x0).unwrap();
+        let ripple = |p: &Vec3| p + Vec3::new(0.005, 0.003, 0.02 + 0.004 * (40.0 * p.x).sin());
+        let x0: Vec<Vec3> =
+            sheet.positions.iter().copied().chain(sheet.positions.iter().map(ripple)).collect();
+        let upper = sheet.triangles.iter().map(|t| t.map(|v| v + n as u32));
+        let triangles: Vec<[u32; 3]> = sheet.triangles.iter().copied().chain(upper).collect();
+        (SelfCollision::new(&triangles, &vec![0.004; 2 * n], &x0).unwrap(), x0, n)
+    }
+
+    /// Step `step` (of length `h`) of [`two_sheets`] before contacts: the upper sheet (from
+    /// vertex `n` on) thrown down, both swirling about z, faster at every step.
+    fn throw(x: &mut [Vec3], v: &mut [Vec3], n: usize, step: usize, h: Real) {
+        for (i, (x, v)) in x.iter_mut().zip(v).enumerate() {
+            let swirl = Vec3::new(-x.y, x.x, 0.0) * (0.5 + 0.1 * step as Real);
+            *v += if i >= n { Vec3::new(0.0, 0.0, -3.0) * h * 60.0 } else { Vec3::zeros() } + swirl * h;
+            *x += *v * h;
+        }
+    }
+
+    /// [`two_sheets`] thrown at each other and swirled for 24 steps of 1/120 s (the contacts'
+    /// output is the next step's input): what the steps find is the same, bit for bit, with the
+    /// broad phase's trees kept and refit from step to step (rebuilt every `REBUILD_STEPS`) as
+    /// with trees built afresh every step, and the sheets meet (the test exercises contacts).
+    #[test]
+    fn kept_and_refit_trees_find_what_fresh_trees_find() {
+        let (sc, x0, n) = two_sheets();
         let (mass, pinned) = (vec![1e-3; 2 * n], vec![false; 2 * n]);
         let h = 1.0 / 120.0;
         let run = |keep: bool| {
@@ -1152,24 +1373,66 @@ mod tests {
             let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
             let mut moved = 0;
             for step in 0..24 {
-                // the upper sheet thrown down, both swirling about z
                 let x_old = x.clone();
-                for (i, (x, v)) in x.iter_mut().zip(&mut v).enumerate() {
-                    let swirl = Vec3::new(-x.y, x.x, 0.0) * (0.5 + 0.1 * step as Real);
-                    *v +=
-                        if i >= n { Vec3::new(0.0, 0.0, -3.0) * h * 60.0 } else { Vec3::zeros() } + swirl * h;
-                    *x += *v * h;
-                }
+                throw(&mut x, &mut v, n, step, h);
                 if !keep {
                     broad = BroadPhase::default();
                 }
-                moved += sc.project(&x_old, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
+                moved += sc.project(
+                    &mut ContactStep::new(&x_old, &x),
+                    &mut x,
+                    &mut v,
+                    (&mass, &pinned),
+                    h,
+                    &mut broad,
+                );
             }
             (x, v, moved)
         };
         let (kept, fresh) = (run(true), run(false));
         assert!(kept.2 > 100, "the sheets barely met: {} vertex moves", kept.2);
         assert_eq!(kept, fresh);
+    }
+
+    /// The same two sheets, with a floor under the lower one that pushes its vertices back up
+    /// after the contacts, and the step projected again where it pushed (as `step.rs` does
+    /// after the obstacles): detections that start from the step's candidates and its last
+    /// detection, testing again only the pairs with a vertex that moved since, find what
+    /// detections from scratch find, bit for bit (a quarter of them take that shortcut here).
+    #[test]
+    fn detections_that_retest_only_what_moved_find_what_detections_from_scratch_find() {
+        let (sc, x0, n) = two_sheets();
+        let (mass, pinned) = (vec![1e-3; 2 * n], vec![false; 2 * n]);
+        let (h, floor) = (1.0 / 120.0, -0.01);
+        let run = |reuse: bool| {
+            let mut broad = BroadPhase::default();
+            let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
+            let (mut moved, mut retests, mut detections) = (0, 0, 0);
+            for step in 0..24 {
+                let x_old = x.clone();
+                throw(&mut x, &mut v, n, step, h);
+                let mut contacts = ContactStep::new(&x_old, &x);
+                contacts.reuse = reuse;
+                moved += sc.project(&mut contacts, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
+                let mut pushed = false;
+                for (x, v) in x.iter_mut().zip(&mut v) {
+                    if x.z < floor {
+                        (x.z, v.z, pushed) = (floor, 0.0, true);
+                    }
+                }
+                if pushed {
+                    moved += sc.project(&mut contacts, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
+                }
+                (retests, detections) = (retests + contacts.retests, detections + contacts.detections);
+            }
+            (x, v, moved, retests, detections)
+        };
+        let (reused, fresh) = (run(true), run(false));
+        assert!(reused.2 > 100, "the sheets barely met: {} vertex moves", reused.2);
+        assert_eq!((&reused.0, &reused.1, reused.2), (&fresh.0, &fresh.1, fresh.2));
+        assert_eq!((fresh.3, fresh.4), (0, reused.4), "as many detections, none from the last");
+        // the others come after moves beyond the candidates' slack (the floor's pushes, zones)
+        assert!(reused.3 * 5 > reused.4, "{} of {} detections retested what moved", reused.3, reused.4);
     }
 
     /// Two edges 3 cm apart that fall 4 cm together while one turns through parallel to the
@@ -1200,7 +1463,14 @@ mod tests {
         let sc = SelfCollision::new(&[[0, 1, 2]], &[0.0, 0.0, 0.0, 0.05], &x_old).unwrap();
         let pinned = [true, true, true, false];
         assert_eq!(
-            sc.project(&x_old, &mut x, &mut v, (&[1.0; 4], &pinned), 0.1, &mut BroadPhase::default()),
+            sc.project(
+                &mut ContactStep::new(&x_old, &x),
+                &mut x,
+                &mut v,
+                (&[1.0; 4], &pinned),
+                0.1,
+                &mut BroadPhase::default()
+            ),
             1
         );
         assert!((x[3] - Vec3::new(0.2, 0.2, 0.05)).norm() < 1e-12, "{:?}", x[3]);
@@ -1220,7 +1490,14 @@ mod tests {
         let momentum = |v: &[Vec3]| v.iter().zip(&mass).map(|(v, m)| v * *m).sum::<Vec3>();
         let before = momentum(&v);
         let sc = SelfCollision::new(&[[0, 1, 2]], &[0.0, 0.0, 0.0, 0.05], &x_old).unwrap();
-        sc.project(&x_old, &mut x, &mut v, (&mass, &[false; 4]), 0.1, &mut BroadPhase::default());
+        sc.project(
+            &mut ContactStep::new(&x_old, &x),
+            &mut x,
+            &mut v,
+            (&mass, &[false; 4]),
+            0.1,
+            &mut BroadPhase::default(),
+        );
         assert!((momentum(&v) - before).norm() < 1e-12, "{:?} vs {before:?}", momentum(&v));
         // the vertex ends d above the plane of the (moved) triangle, on its starting side
         let n = triangle_normal(&x[0], &x[1], &x[2]).unwrap();
