@@ -40,8 +40,7 @@
 //! pushed vertices (`collision::SelfCollision`, `step.rs`), same VM, one quiet run:
 //! `48 both 40 adaptive` takes 24.5 s (586 steps, 42 ms per step; the code before took
 //! 58.0–58.5 s, about 100 ms per step) against 2.0 s with the sphere alone (202 steps, 9.8 ms
-//! per step: 4.3× per step, 12× per frame, as the charge bound of `advance` takes three times
-//! the steps while the layers press together). ±36 and ±44 µC, which tangled or stalled before
+//! per step: 4.3× per step, 12× per frame; see below for what those step counts missed). ±36 and ±44 µC, which tangled or stalled before
 //! (a crossing the passes left at frame 24–32, then minutes per frame), run to the end
 //! (`tests/contacts.rs` checks ±36, 40 and 44 µC for crossings); ±10 to ±80 µC ran in 2.5 to
 //! 102 s before the second self-collision pass was added. At fixed steps of 1/120 s
@@ -49,11 +48,17 @@
 //! charges came to 4 mm there: the 15 mm distance is held only where the steps are as short
 //! as `advance` makes them.
 //!
+//! The step counts above (586, 202) summed only the frames this example printed, which it
+//! chooses by their time; it now counts every step of `advance`: `48 both 40 adaptive` takes
+//! 634 steps and `48 collider 40 adaptive` 544, the same in every run and at both builds. So
+//! the per-step figures above were wrong: with the sphere alone a step costs 3.4–3.8 ms, not
+//! 9.8, and the crumple's ratio was 10–12×, not 4.3×.
+//!
 //! With the step's pairs taken once as candidates and each later detection testing only those
 //! with a vertex that moved since (`collision::ContactStep`), two runs alternating with a build
-//! of the code before, same VM: `48 both 40 adaptive` takes 16.6–16.8 s (586 steps, the same
-//! steps as before, 28.3–28.7 ms per step; before 24.1–24.2 s, 41 ms per step) against
-//! 1.9–2.2 s with the sphere alone (9.7–11.3 ms per step): 2.5–2.9× per step.
+//! of the code before, same VM: `48 both 40 adaptive` takes 16.5–16.6 s (26 ms per step;
+//! before 24.2–25.1 s, 38–40 ms per step) against 1.86–2.07 s with the sphere alone
+//! (3.4–3.8 ms per step): 7–8× per step, where 3× was aimed for.
 //!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
@@ -80,14 +85,17 @@ fn main() {
     let n = sys.n_vertices();
     let q = sys.charges().to_vec();
     println!("n = {n}, threads: {}", rayon::current_num_threads());
-    let mut total = 0.0;
+    let (mut total, mut taken_steps) = (0.0, 0);
     for s in 0..steps {
         let before = sys.positions().to_vec();
         let t0 = Instant::now();
         let result =
             if adaptive { sys.advance(1.0 / 24.0, 3, 32).map(Some) } else { sys.step().map(|()| None) };
         let taken = match result {
-            Ok(taken) => taken.map(|k| format!(" ({k} steps)")).unwrap_or_default(),
+            Ok(taken) => {
+                taken_steps += taken.unwrap_or(1);
+                taken.map(|k| format!(" ({k} steps)")).unwrap_or_default()
+            }
             Err(e) => {
                 println!("step {s}: {e}");
                 break;
@@ -109,5 +117,5 @@ fn main() {
             );
         }
     }
-    println!("total {total:.2} s over {steps} steps");
+    println!("total {total:.2} s over {steps} steps ({taken_steps} steps of the system)");
 }

@@ -149,9 +149,9 @@ pub const PASSES: usize = 64;
 /// candidates' slack costs 5–7 % where a step needs one detection). With a collider that
 /// pushes vertices every step, the step projects self-collision again (`step.rs`, stage 4),
 /// hence the "both" column. On the ±40 µC crumple at the add-on's defaults
-/// (`examples/crumple_cost.rs`, 48 frames, layers pressed together onto the sphere, about 5
-/// detections per step), 28.3–28.7 ms per step against 9.7–11.3 ms with the sphere alone
-/// (2.5–2.9×; before, 41 ms per step, 4×).
+/// (`examples/crumple_cost.rs`, 48 frames, 634 steps, layers pressed together onto the sphere,
+/// about 5 detections per step), 26 ms per step against 3.4–3.8 ms with the sphere alone (7–8×;
+/// before, 38–40 ms per step).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
