@@ -106,16 +106,17 @@ pub const PASSES: usize = 64;
 ///
 /// **Broad phase.** Two parry BVHs (binned SAH builds), one over every triangle's box and one
 /// over every edge's, swept from `x_t` to the current positions and grown by `max d_i`, kept
-/// from step to step ([`BroadPhase`]). A step's first detection queries them for its
-/// *candidates*: each colliding vertex with the triangles whose boxes meet its swept box grown
-/// by `d_i`, each edge with the later edges whose boxes meet its swept box, both queries grown
-/// further by twice a slack of `max d_i / 2`. So the candidates hold every pair whose boxes can
-/// meet while no vertex has moved farther than the slack from where they were taken (the
-/// passes' corrections and the obstacles' pushes mostly stay within it; a move beyond it takes
-/// them afresh). Each later detection of the step ([`ContactStep`]) tests only the candidates
-/// with a vertex that moved since the last detection, by the box test the trees would apply
-/// and then the narrow phase, and keeps what the last detection found for the others: a pair's
-/// contact depends on its own four vertices alone. What a step finds is the same as from fresh
+/// from step to step ([`BroadPhase`]). A detection queries them for *candidates*: each
+/// colliding vertex with the triangles whose boxes meet its swept box grown by `d_i`, each edge
+/// with the later edges whose boxes meet its swept box, both queries grown further by twice a
+/// slack of `max d_i / 2`. So the candidates hold every pair whose boxes can meet while every
+/// vertex stays within the slack of its swept box where they were taken (the passes'
+/// corrections, the obstacles' pushes and, on a calm scene, the next steps mostly do; a move
+/// beyond it takes them afresh), and they are kept from step to step while they hold. A step's
+/// first detection tests them all; each later detection of the step ([`ContactStep`]) tests
+/// only those with a vertex that moved since the last detection (a pair's contact depends on
+/// its own four vertices alone) and keeps what the last detection found for the others. Every
+/// test is the box test the trees would apply, then the narrow phase. What a step finds is the same as from fresh
 /// queries at every pass (a test checks it bit for bit), and does not depend on the trees'
 /// shape: candidates and contacts are taken in index order.
 ///
@@ -137,24 +138,24 @@ pub const PASSES: usize = 64;
 /// ## Cost
 /// Per step: refitting the two trees (`O(T)` for `T` triangles and edges; a rebuild,
 /// `O(T log T)`, every 8 steps), one query per colliding vertex and per edge for the
-/// candidates (again after a move beyond their slack), and per detection the tests of the
-/// candidates with a vertex that moved since the last. Measured by
+/// candidates where they no longer hold, and per detection the tests of the candidates (all,
+/// or those with a vertex that moved since the last). Measured by
 /// `cargo run --release -p cmsc-core --example collision_cost -- 5` on the 2-core VM (2 rayon
 /// threads), a cloth draped on a sphere, Coulomb off, seconds per step, in two runs
 /// alternating with a build of the code before (fresh tree queries at every pass):
 ///
 /// | n vertices | plain | self-collision | before | mesh collider (4K-triangle sphere) | both | before |
 /// |---:|---:|---:|---:|---:|---:|---:|
-/// | 10 000  | 0.0093–0.0095 | 0.026 | 0.024 | 0.013–0.014 | 0.031–0.034 | 0.045–0.050 |
-/// | 100 489 | 0.146–0.149   | 0.30  | 0.28  | 0.178       | 0.47        | 0.50–0.53   |
+/// | 10 000  | 0.0096–0.0097 | 0.021–0.022 | 0.024–0.026 | 0.015–0.016 | 0.028–0.030 | 0.045–0.050 |
+/// | 100 489 | 0.141–0.144   | 0.305–0.317 | 0.293       | 0.166–0.169 | 0.349–0.358 | 0.513–0.515 |
 ///
-/// Self-collision alone costs 2.8 plain steps at 10K vertices and 2.0 at 100K (the
-/// candidates' slack costs 5–7 % where a step needs one detection). With a collider that
-/// pushes vertices every step, the step projects self-collision again (`step.rs`, stage 4),
-/// hence the "both" column. On the ±40 µC crumple at the add-on's defaults
-/// (`examples/crumple_cost.rs`, 48 frames, 634 steps, layers pressed together onto the sphere,
-/// about 5 detections per step), 26 ms per step against 3.4–3.8 ms with the sphere alone (7–8×;
-/// before, 38–40 ms per step).
+/// Self-collision alone costs 2.2 plain steps at 10K vertices and 2.2 at 100K, where the cloth
+/// moves more than the slack (under 0.5 mm there) each step and the candidates' room costs
+/// 4–8 %. With a collider that pushes vertices every step, the step projects self-collision
+/// again (`step.rs`, stage 4), hence the "both" column. On the ±40 µC crumple at the add-on's
+/// defaults (`examples/crumple_cost.rs`, 48 frames, 634 steps, layers pressed together onto
+/// the sphere, about 5 detections per step), 21 ms per step against 3.4–3.8 ms with the sphere
+/// alone (6×; before, 38–40 ms per step).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
@@ -277,6 +278,7 @@ impl SelfCollision {
         let x_entry = x.to_vec();
         let (mut best, mut stalled) = (Real::INFINITY, 0);
         let mut trees = broad.trees(self, step, x);
+        step.candidates = broad.candidates.take().filter(|c| c.fit(self, &w_inv));
         let mut found;
         let mut crossed;
         let mut pass = 0;
@@ -329,6 +331,7 @@ impl SelfCollision {
             }
         }
         broad.keep(trees);
+        broad.candidates = step.candidates.take();
         let mut moved = 0;
         for ((v, (x, x_entry)), &w) in v.iter_mut().zip(x.iter().zip(&x_entry)).zip(&w_inv) {
             let dx = x - x_entry;
@@ -354,7 +357,7 @@ impl SelfCollision {
         trees: &mut [Bvh; 2],
         w_inv: &[Real],
     ) -> Vec<Contact> {
-        if !step.candidates.as_ref().is_some_and(|c| step.reuse && c.hold(x)) {
+        if !step.candidates.as_ref().is_some_and(|c| step.reuse && c.hold(step.x_old, x)) {
             step.refit(self, trees, x);
             step.candidates = Some(self.candidates(step.x_old, x, trees, w_inv));
             step.last = None;
@@ -426,7 +429,9 @@ impl SelfCollision {
                 near
             })
             .collect();
-        Candidates { x: x.to_vec(), slack, points, pairs }
+        let boxes = x_old.iter().zip(x).map(|(a, b)| (a.inf(b), a.sup(b))).collect();
+        let reach = (0..x.len()).map(|i| self.reach(i, w_inv)).collect();
+        Candidates { boxes, slack, reach, max_distance: self.max_distance, points, pairs }
     }
 
     /// The violated contacts among the `candidates` (those with a `moved` vertex; all:
@@ -475,6 +480,15 @@ impl SelfCollision {
     /// distance and could only kick the free corners.
     fn collides(&self, i: usize, w_inv: &[Real]) -> bool {
         self.distance[i] > 0.0 && w_inv[i] > 0.0
+    }
+
+    /// Vertex `i`'s distance where it collides, else −1.
+    fn reach(&self, i: usize, w_inv: &[Real]) -> Real {
+        if self.collides(i, w_inv) {
+            self.distance[i]
+        } else {
+            -1.0
+        }
     }
 
     /// The fail-safe for crossings the passes left (Provot 1997's rigid impact zones): the free
@@ -948,8 +962,13 @@ struct Detection {
 /// room for every vertex to move up to `slack` from `x`, they serve every detection of the
 /// step while no vertex moved farther (the passes' corrections, the obstacles' pushes).
 struct Candidates {
-    x: Vec<Vec3>,
+    /// Each vertex's box at the step they were taken in: its start and end positions.
+    boxes: Vec<(Vec3, Vec3)>,
     slack: Real,
+    /// What they were taken for: each vertex's distance where it collides (else −1), and the
+    /// largest distance.
+    reach: Vec<Real>,
+    max_distance: Real,
     /// Vertex–triangle pairs `(vertex, triangle)`, in order.
     points: Vec<(u32, u32)>,
     /// Edge pairs `(e, f)`, `e < f`, in order.
@@ -957,10 +976,25 @@ struct Candidates {
 }
 
 impl Candidates {
-    /// Whether they hold every pair whose boxes meet at `x`: no vertex moved farther than the
-    /// slack from where they were taken (in any axis).
-    fn hold(&self, x: &[Vec3]) -> bool {
-        x.par_iter().zip(&self.x).all(|(a, b)| (a - b).amax() <= self.slack)
+    /// Whether they hold every pair whose boxes meet in the step `x_old → x`: every vertex's
+    /// start and end lie within the slack of its box where they were taken (in each axis), so
+    /// that every item's swept box lies within its box then, grown by the slack. They carry
+    /// over to the next steps while they hold.
+    fn hold(&self, x_old: &[Vec3], x: &[Vec3]) -> bool {
+        let within = |p: &Vec3, (lo, hi): &(Vec3, Vec3)| {
+            (0..3).all(|a| p[a] >= lo[a] - self.slack && p[a] <= hi[a] + self.slack)
+        };
+        (x_old, x, &self.boxes[..])
+            .into_par_iter()
+            .all(|(a, b, bounds)| within(a, bounds) && within(b, bounds))
+    }
+
+    /// Whether they were taken for these settings: the same vertices colliding, at the same
+    /// distances.
+    fn fit(&self, sc: &SelfCollision, w_inv: &[Real]) -> bool {
+        self.max_distance == sc.max_distance
+            && self.reach.len() == w_inv.len()
+            && (0..w_inv.len()).all(|i| self.reach[i] == sc.reach(i, w_inv))
     }
 }
 
@@ -983,6 +1017,8 @@ pub struct BroadPhase {
     trees: Option<([Bvh; 2], [usize; 2])>,
     /// Steps since the trees were built.
     age: usize,
+    /// The last step's candidate pairs, for the next while they hold.
+    candidates: Option<Candidates>,
 }
 
 impl BroadPhase {
