@@ -444,7 +444,16 @@ fn collide(
     let law = model.friction_law;
     let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
     pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
-    pushed += model.mesh_colliders.project_edges(&model.surface_edges, x_old, x_new, v_new, pinned, h, law);
+    pushed += model.mesh_colliders.project_edges(
+        &model.surface_edges,
+        x_old,
+        x_new,
+        v_new,
+        pinned,
+        h,
+        law,
+        state.steps,
+    );
     if pushed > 0 {
         contacts += self_collide(x_new, v_new);
     }

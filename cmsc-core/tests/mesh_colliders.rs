@@ -2,7 +2,9 @@
 //! inside at any step, no tunnelling through a thin plane at a large step, friction, moving
 //! obstacles, and the documented momentum effect (`collision` module docs).
 
-use cmsc_core::{shapes, springs_from_triangles, FieldMethod, SimParams, System, Vec3};
+use cmsc_core::{
+    shapes, springs_from_triangles, FieldMethod, FrictionLaw, MeshColliders, SimParams, System, Vec3,
+};
 
 fn params(h: f64) -> SimParams {
     SimParams { time_step: h, coulomb: FieldMethod::Off, ..SimParams::default() }
@@ -302,4 +304,51 @@ fn a_cube_edge_does_not_cut_into_a_cloth_draped_over_it() {
     );
     assert!(without > 5e-3, "the cut this guards against: {:.2} mm", without * 1e3);
     assert!(with <= 1e-4, "an edge cut {:.2} mm into the cube", with * 1e3);
+}
+
+/// Issue 30: friction at a collider's sharp edge is taken relative to the edge, as on its faces.
+/// A spring lies across the top front edge of a cube (its middle 1 mm above the edge, inside
+/// the 5 mm thickness; its ends touch no face), and the cube and the spring both move 1 cm
+/// along that edge in the step. With full per-step friction the edge pushes the spring out
+/// and carries it along: its ends keep the cube's move and velocity along the edge. A still
+/// cube holds the same spring back (it loses its motion along the edge).
+#[test]
+fn friction_at_a_moving_colliders_edge_carries_what_rests_across_it() {
+    let (a, thickness, h) = (0.2, 0.005, 1.0 / 120.0);
+    let (v, t) = cube(a);
+    let still = MeshColliders::new(&v, &t, &[0, 12], &[thickness], &[1.0], FrictionLaw::PerStep).unwrap();
+    let shift = Vec3::new(0.0, 0.01, 0.0);
+    let moved: Vec<Vec3> = v.iter().map(|p| p + shift).collect();
+    let moving = still.moved(&moved, 0).unwrap();
+    let x_old = [Vec3::new(a - 0.05, 0.0, a + 0.006), Vec3::new(a + 0.05, 0.0, a - 0.004)];
+    for (colliders, carried) in [(&moving, true), (&still, false)] {
+        let mut x = x_old.map(|p| p + shift);
+        let mut vel = [shift / h; 2];
+        let applied = colliders.project_edges(
+            &[[0, 1]],
+            &x_old,
+            &mut x,
+            &mut vel,
+            &[false; 2],
+            h,
+            FrictionLaw::PerStep,
+            0,
+        );
+        assert_eq!(applied, 1, "the edge did not push the spring");
+        let middle = (x[0] + x[1]) / 2.0 - Vec3::new(a, x[0].y, a);
+        assert!(
+            middle.norm() >= thickness,
+            "the spring's middle is {:.2} mm from the edge",
+            middle.norm() * 1e3
+        );
+        for k in 0..2 {
+            let (y, vy) = if carried { (shift.y, shift.y / h) } else { (0.0, 0.0) };
+            assert!(
+                (x[k].y - y).abs() < 1e-12 && (vel[k].y - vy).abs() < 1e-9,
+                "end {k}: {:?}, {:?}",
+                x[k],
+                vel[k]
+            );
+        }
+    }
 }

@@ -140,14 +140,16 @@ impl std::fmt::Debug for MeshCollider {
 ///    it is kept `thickness` outside the obstacle grown by `thickness` (a rounded edge): pushed
 ///    radially off the edge when it is closer, out along the two faces' mean normal when it is
 ///    behind both faces (inside). The push is shared by the surface edge's ends in proportion
-///    to their weights `1 − s`, `s` (pinned ends take none), as a least-change projection; each vertex moves by the mean of its
-///    contacts' pushes (Jacobi: applied in turn, the order of the springs made a symmetric drape
-///    drift), up to [`EDGE_PASSES`] times while contacts remain. Then stage 4's response acts
-///    once on every vertex an edge moved, with the normal along its total push and the mesh's
-///    friction (without it a cloth draped over a box slid off over its frictionless edges); a
-///    moving obstacle's edges are treated as still in that response. Open meshes (sheets) have
-///    no inside and are left to the vertex contacts. Cost: a BVH over the sharp edges (a box has 12) queried with
-///    every spring's box, per pass.
+///    to their weights `1 − s`, `s` (pinned ends take none), as a least-change projection;
+///    each vertex moves by the mean of its contacts' pushes (Jacobi: applied in turn, the order
+///    of the springs made a symmetric drape drift), up to [`EDGE_PASSES`] times while contacts
+///    remain. Then stage 4's response acts once on every vertex an edge moved, with the normal
+///    along its total push and the mesh's friction (without it a cloth draped over a box slid
+///    off over its frictionless edges), relative to the edge: its velocity and move in the
+///    step at the point the vertex's spring met it (a moving box carries what rests across its
+///    edge, as its faces do). Open meshes (sheets) have no inside and are left to the vertex
+///    contacts. Cost: a BVH over the sharp edges (a box has 12) queried with every spring's
+///    box, per pass.
 ///
 /// ## Momentum and energy
 /// The obstacle has infinite mass: the projection applies an impulse `m_i Δv_i` on every
@@ -354,8 +356,10 @@ impl MeshColliders {
         pinned: &[bool],
         h: Real,
         law: FrictionLaw,
+        step: u64,
     ) -> usize {
-        let edges: Vec<EdgeNow> = self.meshes.iter().flat_map(MeshCollider::edges_now).collect();
+        let motion = if self.moved_for_step == Some(step) { Motion::Moving } else { Motion::Still };
+        let edges: Vec<EdgeNow> = self.meshes.iter().flat_map(|m| m.edges_now(motion)).collect();
         if edges.is_empty() || surface.is_empty() {
             return 0;
         }
@@ -369,8 +373,9 @@ impl MeshColliders {
             .collect();
         let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes);
         let (mut applied, edges) = (0, &edges);
-        // per vertex: the total push over the passes and the friction of the last edge
-        let mut total = vec![(Vec3::zeros(), 0.0); x.len()];
+        // per vertex: the total push over the passes, and the friction and the move in the step
+        // of the last edge (at the point the vertex's spring met it)
+        let mut total = vec![(Vec3::zeros(), 0.0, Vec3::zeros()); x.len()];
         for _ in 0..EDGE_PASSES {
             let found: Vec<(u32, u32)> = surface
                 .par_iter()
@@ -389,10 +394,11 @@ impl MeshColliders {
             }
             // Jacobi: each vertex moves by the mean of its contacts' pushes (the order of the
             // springs must not matter: applied one after the other, a symmetric drape drifted)
-            let mut push = vec![(Vec3::zeros(), 0u32, 0.0); x.len()];
+            let mut push = vec![(Vec3::zeros(), 0u32, 0.0, Vec3::zeros()); x.len()];
             for &(s, e) in &found {
                 let [a, b] = surface[s as usize].map(|i| i as usize);
-                let Some((along, delta)) = edges[e as usize].push(x[a], x[b], longest) else { continue };
+                let edge = &edges[e as usize];
+                let Some((along, delta, on_edge)) = edge.push(x[a], x[b], longest) else { continue };
                 let (wa, wb) = (if pinned[a] { 0.0 } else { 1.0 }, if pinned[b] { 0.0 } else { 1.0 });
                 let denom = (1.0 - along) * (1.0 - along) * wa + along * along * wb;
                 if denom <= 0.0 {
@@ -402,22 +408,24 @@ impl MeshColliders {
                     if share > 0.0 {
                         push[i].0 += delta * (share / denom);
                         push[i].1 += 1;
-                        push[i].2 = edges[e as usize].friction;
+                        push[i].2 = edge.friction;
+                        push[i].3 = edge.moves[0] * (1.0 - on_edge) + edge.moves[1] * on_edge;
                     }
                 }
                 applied += 1;
             }
-            for (i, &(sum, count, friction)) in push.iter().enumerate().filter(|(_, p)| p.1 > 0) {
+            for (i, &(sum, count, friction, moved)) in push.iter().enumerate().filter(|(_, p)| p.1 > 0) {
                 let delta = sum / count as Real;
                 x[i] += delta;
-                total[i] = (total[i].0 + delta, friction);
+                total[i] = (total[i].0 + delta, friction, moved);
             }
         }
-        // the contact law, once per vertex: normal along its total push, the obstacle still
-        for (i, &(moved, friction)) in total.iter().enumerate() {
-            let push = moved.norm();
+        // the contact law, once per vertex: normal along its total push, relative to the edge
+        for (i, &(pushed, friction, moved)) in total.iter().enumerate() {
+            let push = pushed.norm();
             if push > 0.0 {
-                let c = Contact { normal: moved / push, start: x_old[i], velocity: Vec3::zeros(), push };
+                let (start, velocity) = (x_old[i] + moved, moved / h);
+                let c = Contact { normal: pushed / push, start, velocity, push };
                 respond(&c, &mut x[i], &mut v[i], Friction { law, value: friction, h });
                 // friction may have moved it back within reach of a face
                 for m in &self.meshes {
@@ -433,6 +441,8 @@ impl MeshColliders {
 /// contact distance and the friction of its mesh.
 struct EdgeNow {
     ends: [Vec3; 2],
+    /// What its corners moved in the step (zero for an obstacle still during it).
+    moves: [Vec3; 2],
     normals: [Vec3; 2],
     distance: Real,
     friction: Real,
@@ -446,7 +456,7 @@ impl EdgeNow {
     /// both (the spring cuts through the solid). A point behind both planes but farther from
     /// the edge than `reach` (the longest surface edge) is not near this edge. Surface edges
     /// whose closest point is an end are left to the vertex contacts.
-    fn push(&self, pa: Vec3, pb: Vec3, reach: Real) -> Option<(Real, Vec3)> {
+    fn push(&self, pa: Vec3, pb: Vec3, reach: Real) -> Option<(Real, Vec3, Real)> {
         let [e0, e1] = self.ends.map(|e| point(&e));
         let (on_spring, on_edge) =
             closest_points_segment_segment_with_locations_nD((&point(&pa), &point(&pb)), (&e0, &e1));
@@ -466,9 +476,9 @@ impl EdgeNow {
                 return None;
             }
             let n = (self.normals[0] + self.normals[1]).normalize();
-            Some((s, q + n * d - p))
+            Some((s, q + n * d - p, u1))
         } else if dist < self.distance && dist > 0.0 {
-            Some((s, r * ((d - dist) / dist)))
+            Some((s, r * ((d - dist) / dist), u1))
         } else {
             None
         }
@@ -622,14 +632,27 @@ impl MeshCollider {
 
     /// The sharp edges at the mesh's current positions (a moving obstacle's where it is at the
     /// end of the step), those a move left convex.
-    fn edges_now(&self) -> impl Iterator<Item = EdgeNow> + '_ {
+    fn edges_now(&self, motion: Motion) -> impl Iterator<Item = EdgeNow> + '_ {
         let at = |i: u32| self.mesh.vertices()[i as usize].coords;
+        let moved = move |i: u32| {
+            if motion == Motion::Moving {
+                self.displacement[i as usize]
+            } else {
+                Vec3::zeros()
+            }
+        };
         self.edges.iter().filter_map(move |e| {
             let normals = e.faces.map(|f| self.face_normal(f));
             let far = self.mesh.indices()[e.faces[1] as usize].into_iter().find(|i| !e.ends.contains(i))?;
             let convex = (at(far) - at(e.ends[0])).dot(&normals[0]) < 0.0;
             let (distance, friction) = (self.thickness, self.friction);
-            convex.then(|| EdgeNow { ends: e.ends.map(at), normals, distance, friction })
+            convex.then(|| EdgeNow {
+                ends: e.ends.map(at),
+                moves: e.ends.map(moved),
+                normals,
+                distance,
+                friction,
+            })
         })
     }
 
