@@ -907,7 +907,9 @@ pub struct ContactStep<'a> {
     x_in: Vec<Vec3>,
     /// The positions the broad phase's trees are fit to, once fit in this step.
     fitted: Option<Vec<Vec3>>,
+    /// The pairs the step's detections test (taken over from the broad phase while they hold).
     candidates: Option<Candidates>,
+    /// The step's last detection, for the next to start from.
     last: Option<Detection>,
     /// Whether a detection may start from the step's candidates and its last detection
     /// (always, but in tests that compare with detections from scratch).
