@@ -10,7 +10,7 @@ mod crumple;
 
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Real, SimParams, System, Vec3};
 use common::crossing::{any_crossing, first_crossing};
-use common::two_sheets;
+use common::{joined_triangles, two_sheets};
 
 fn momentum(sys: &System, mass: &[Real]) -> Vec3 {
     sys.velocities().iter().zip(mass).map(|(v, m)| v * *m).sum()
@@ -78,12 +78,7 @@ fn slide(mu: Real, h: Real, t: Real) -> Real {
         .map(|&p| rot(p))
         .chain(upper.positions.iter().map(|p| rot(p + Vec3::new(0.04, 0.08, d))))
         .collect();
-    let triangles: Vec<[u32; 3]> = lower
-        .triangles
-        .iter()
-        .copied()
-        .chain(upper.triangles.iter().map(|t| t.map(|v| v + n_low as u32)))
-        .collect();
+    let triangles = joined_triangles(&lower, &upper);
     let n = x.len();
     let (ends, k) = springs_from_triangles(n, &triangles).unwrap().with_stiffness(20.0, 1.0);
     let params = SimParams { time_step: h, coulomb: FieldMethod::Off, ..SimParams::default() };

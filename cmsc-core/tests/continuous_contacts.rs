@@ -9,7 +9,7 @@ mod common;
 
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Real, SimParams, System, Vec3};
 use common::crossing::{any_crossing, crosses};
-use common::stacked;
+use common::{joined_triangles, stacked};
 
 /// Two layers as one mesh: the system, its structural edges and triangles, and the number of
 /// vertices of the lower layer (the first ones).
@@ -141,12 +141,7 @@ fn plate_through_hanging_cloth(speed: Real) -> (Crossing, Real) {
         .chain(plate.positions.iter().map(|p| Vec3::new(p.x + 0.4, p.y - 0.24, 0.5 + 0.0125)))
         .collect();
     let n_cloth = cloth.positions.len();
-    let triangles: Vec<[u32; 3]> = cloth
-        .triangles
-        .iter()
-        .copied()
-        .chain(plate.triangles.iter().map(|t| t.map(|v| v + n_cloth as u32)))
-        .collect();
+    let triangles = joined_triangles(&cloth, &plate);
     let n = x.len();
     let springs = springs_from_triangles(n, &triangles).unwrap();
     let (ends, mut k) = springs.with_stiffness(50.0, 1.0);

@@ -61,10 +61,15 @@ pub fn extent(sys: &System) -> f64 {
 /// Sheet `upper` moved by `shift` (m) over sheet `lower`, as one mesh: vertices (the lower
 /// sheet's first), triangles.
 pub fn stacked(lower: &shapes::TriMesh, upper: &shapes::TriMesh, shift: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-    let n = lower.positions.len() as u32;
     let x = lower.positions.iter().copied().chain(upper.positions.iter().map(|p| p + shift)).collect();
-    let t = lower.triangles.iter().copied().chain(upper.triangles.iter().map(|t| t.map(|v| v + n))).collect();
-    (x, t)
+    (x, joined_triangles(lower, upper))
+}
+
+/// The triangles of `first` and then of `second`, as one mesh whose vertices are `first`'s and
+/// then `second`'s.
+pub fn joined_triangles(first: &shapes::TriMesh, second: &shapes::TriMesh) -> Vec<[u32; 3]> {
+    let n = first.positions.len() as u32;
+    first.triangles.iter().copied().chain(second.triangles.iter().map(|t| t.map(|v| v + n))).collect()
 }
 
 /// Two `side × side` sheets of spacing `l`, `gap` apart along `z` (the upper one shifted by a
