@@ -320,10 +320,7 @@ impl SelfCollision {
             let touching: Vec<Contact> = (0..x.len())
                 .into_par_iter()
                 .filter(|&i| self.distance[i] > 0.0 && self.friction[i] > 0.0)
-                .filter_map(|i| {
-                    let found = self.vertex_contacts(i, arrived, x, &trees[0], FRICTION_REACH, false);
-                    found.into_iter().min_by(|a, b| a.gap(x).total_cmp(&b.gap(x)))
-                })
+                .filter_map(|i| self.closest_face(i, arrived, x, &trees[0]))
                 .collect();
             for c in &touching {
                 let mu = self.friction[c.idx[0] as usize];
@@ -560,25 +557,17 @@ impl SelfCollision {
             .collect()
     }
 
-    /// The violated contacts of vertex `i` at `x` with the triangles near it (vertex–triangle),
-    /// from `triangles`, the BVH of [`swept_bvh`] over [`SelfCollision::triangles`], in the
-    /// order of the triangles. See [`SelfCollision::vertex_triangle`] for `x_in`, `reach` and
-    /// `continuous`.
-    fn vertex_contacts(
-        &self,
-        i: usize,
-        arrived: [&[Vec3]; 2],
-        x: &[Vec3],
-        triangles: &Bvh,
-        reach: Real,
-        continuous: bool,
-    ) -> Vec<Contact> {
-        let query = self.vertex_box(i, arrived[0], x, reach);
-        // in index order, so that what a step finds, and the order its contacts are swept in,
-        // do not depend on the tree's shape (built afresh or refit: `BroadPhase`)
+    /// The face vertex `i` touches for the friction between layers: of the triangles within
+    /// [`FRICTION_REACH`] of its distance at `x` (by [`SelfCollision::vertex_triangle`]'s rule
+    /// without the swept test, from `triangles`, the BVH of [`swept_bvh`]), the closest, the
+    /// first in index order on a tie (so that it does not depend on the tree's shape).
+    fn closest_face(&self, i: usize, arrived: [&[Vec3]; 2], x: &[Vec3], triangles: &Bvh) -> Option<Contact> {
+        let query = self.vertex_box(i, arrived[0], x, FRICTION_REACH);
         let mut near: Vec<u32> = triangles.intersect_aabb(&query).collect();
         near.sort_unstable();
-        near.into_iter().filter_map(|t| self.vertex_triangle(i, t, arrived, x, reach, continuous)).collect()
+        let touching =
+            near.into_iter().filter_map(|t| self.vertex_triangle(i, t, arrived, x, FRICTION_REACH, false));
+        touching.min_by(|a, b| a.gap(x).total_cmp(&b.gap(x)))
     }
 
     /// The box vertex `i`'s contacts are looked for in: its motion from `x_old` to `x`, grown
