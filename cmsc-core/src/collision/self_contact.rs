@@ -445,6 +445,8 @@ impl SelfCollision {
     ) -> Detection {
         let (x_old, margin) = (arrived[0], self.max_distance);
         let touches = |item: &[u32]| moved.is_none_or(|moved| item.iter().any(|&v| moved[v as usize]));
+        let vertex_boxes: Vec<Aabb> =
+            (0..x.len()).into_par_iter().map(|i| self.vertex_box(i, x_old, x, 1.0)).collect();
         let triangle_boxes: Vec<Aabb> =
             self.triangles.par_iter().map(|t| swept_box(t, [x_old, x], margin)).collect();
         let edge_boxes: Vec<Aabb> = self.edges.par_iter().map(|e| swept_box(e, [x_old, x], 0.0)).collect();
@@ -454,7 +456,7 @@ impl SelfCollision {
             .filter(|&&(i, t)| {
                 let tri = &self.triangles[t as usize];
                 touches(&[i, tri[0], tri[1], tri[2]])
-                    && self.vertex_box(i as usize, x_old, x, 1.0).intersects(&triangle_boxes[t as usize])
+                    && vertex_boxes[i as usize].intersects(&triangle_boxes[t as usize])
             })
             .filter_map(|&(i, t)| self.vertex_triangle(i as usize, t, arrived, x, 1.0, true))
             .collect();
@@ -466,7 +468,10 @@ impl SelfCollision {
                 touches(&[a[0], a[1], b[0], b[1]])
                     && edge_boxes[e as usize].intersects(&edge_boxes[f as usize].loosened(margin))
             })
-            .filter_map(|&(e, f)| self.edge_pair(e as usize, f, arrived, x, w_inv))
+            .filter_map(|&(e, f)| {
+                let boxes = [&edge_boxes[e as usize], &edge_boxes[f as usize]];
+                self.edge_pair(e as usize, f, arrived, x, w_inv, boxes)
+            })
             .collect();
         Detection { x: x.to_vec(), pairs, points }
     }
@@ -649,7 +654,8 @@ impl SelfCollision {
 
     /// The contact of mesh edges `e` and `f` at `x` (`e < f`), if violated; none where they
     /// share a vertex. Its distance is the largest `d_k` of its free ends (`w_inv > 0`); a pair
-    /// with none is skipped. The swept test ([`edge_edge_crossing`]) always applies; see
+    /// with none is skipped. `swept_e`, `swept_f` are the edges' boxes swept from `x_old` to `x`
+    /// ([`swept_box`]). The swept test ([`edge_edge_crossing`]) always applies; see
     /// [`SelfCollision::vertex_triangle`] for `x_in`.
     fn edge_pair(
         &self,
@@ -658,38 +664,25 @@ impl SelfCollision {
         [x_old, x_in]: [&[Vec3]; 2],
         x: &[Vec3],
         w_inv: &[Real],
+        [swept_e, swept_f]: [&Aabb; 2],
     ) -> Option<Contact> {
-        let reach = |v: u32| {
-            let v = v as usize;
-            if w_inv[v] > 0.0 {
-                self.distance[v]
-            } else {
-                0.0
-            }
-        };
         let ([i, j], [k, l]) = (self.edges[e], self.edges[f as usize]);
         if k == i || k == j || l == i || l == j {
             return None;
         }
-        let d = [i, j, k, l].map(reach).into_iter().fold(0.0, Real::max);
+        let d = [i, j, k, l].map(|v| self.reach(v as usize, w_inv)).into_iter().fold(0.0, Real::max);
         if d <= 0.0 {
             return None;
         }
-        let swept = |pts: [&Vec3; 4]| {
-            let lo = pts[0].inf(pts[1]).inf(pts[2]).inf(pts[3]);
-            let hi = pts[0].sup(pts[1]).sup(pts[2]).sup(pts[3]);
-            (lo, hi)
-        };
+        // the two edges' swept boxes, `d` apart at most, before any arithmetic
+        let [[lo, hi], [lo_f, hi_f]] = [swept_e, swept_f].map(|b| [b.mins, b.maxs]);
+        if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
+            return None;
+        }
         let (i_old, i_new, j_old, j_new) =
             (&x_old[i as usize], &x[i as usize], &x_old[j as usize], &x[j as usize]);
         let (k_old, k_new, l_old, l_new) =
             (&x_old[k as usize], &x[k as usize], &x_old[l as usize], &x[l as usize]);
-        // the two edges' swept boxes, `d` apart at most, before any arithmetic
-        let (lo, hi) = swept([i_old, i_new, j_old, j_new]);
-        let (lo_f, hi_f) = swept([k_old, k_new, l_old, l_new]);
-        if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
-            return None;
-        }
         let e0 = [*i_old, *j_old, *k_old, *l_old];
         let e1 = [*i_new, *j_new, *k_new, *l_new];
         let moves = [i, j, k, l].map(|v| x_in[v as usize] - x_old[v as usize]);
