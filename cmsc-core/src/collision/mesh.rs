@@ -247,6 +247,15 @@ impl MeshColliders {
         Ok(MeshColliders { meshes, n_vertices: vertices.len(), moved_for_step: None })
     }
 
+    /// Whether the obstacles moved for the step numbered `step`.
+    fn motion(&self, step: u64) -> Motion {
+        if self.moved_for_step == Some(step) {
+            Motion::Moving
+        } else {
+            Motion::Still
+        }
+    }
+
     /// The obstacles.
     pub fn meshes(&self) -> &[MeshCollider] {
         &self.meshes
@@ -322,7 +331,7 @@ impl MeshColliders {
         if self.meshes.is_empty() {
             return 0;
         }
-        let motion = if self.moved_for_step == Some(step) { Motion::Moving } else { Motion::Still };
+        let motion = self.motion(step);
         x.par_iter_mut()
             .zip(v.par_iter_mut())
             .enumerate()
@@ -358,7 +367,7 @@ impl MeshColliders {
         law: FrictionLaw,
         step: u64,
     ) -> usize {
-        let motion = if self.moved_for_step == Some(step) { Motion::Moving } else { Motion::Still };
+        let motion = self.motion(step);
         let edges: Vec<EdgeNow> = self.meshes.iter().flat_map(|m| m.edges_now(motion)).collect();
         if edges.is_empty() || surface.is_empty() {
             return 0;
