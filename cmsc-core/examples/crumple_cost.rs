@@ -61,6 +61,12 @@
 //! (3.4–3.8 ms per step): 7–8× per step, where 3× was aimed for. With the candidates kept from
 //! step to step while they hold, 13.4–13.5 s (21 ms per step, 6×).
 //!
+//! With the triangles' boxes no longer grown by the distance on both sides, candidates kept
+//! under a translation of the whole mesh, trees refit only in the steps that query them and the
+//! boxes of what did not move kept between a step's detections, four runs alternating with a
+//! build of commit 70030f3: 8.65–9.38 s (13.6–14.8 ms per step; before, 12.3–13.1 s) against
+//! 1.80–2.06 s with the sphere alone (3.3–3.8 ms per step): about 4×. Same 634 steps, same end.
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³).

@@ -139,26 +139,28 @@ pub const PASSES: usize = 64;
 /// removed (inelastic: kinetic energy is lost).
 ///
 /// ## Cost
-/// Per step: refitting the two trees (`O(T)` for `T` triangles and edges; a rebuild,
-/// `O(T log T)`, every 8 steps), one query per colliding vertex and per edge for the
-/// candidates where they no longer hold, and per detection the tests of the candidates (all,
-/// or those with a vertex that moved since the last). Measured by
+/// Per step: one query per colliding vertex and per edge for the candidates where they no
+/// longer hold, after refitting the two trees (`O(T)` for `T` triangles and edges; a rebuild,
+/// `O(T log T)`, after 8 refits), and per detection the tests of the candidates (all, or those
+/// with a vertex that moved since the last). Measured by
 /// `cargo run --release -p cmsc-core --example collision_cost -- 5` on the 2-core VM (2 rayon
 /// threads), a cloth draped on a sphere, Coulomb off, seconds per step, in two runs
-/// alternating with a build of the code before (fresh tree queries at every pass):
+/// alternating with a build of the code before (commit 70030f3: candidates held only by fixed
+/// boxes, trees refit every step, triangles' boxes grown by the distance on both sides):
 ///
 /// | n vertices | plain | self-collision | before | mesh collider (4K-triangle sphere) | both | before |
 /// |---:|---:|---:|---:|---:|---:|---:|
-/// | 10 000  | 0.0096–0.0097 | 0.021–0.022 | 0.024–0.026 | 0.015–0.016 | 0.028–0.030 | 0.045–0.050 |
-/// | 100 489 | 0.141–0.144   | 0.305–0.317 | 0.293       | 0.166–0.169 | 0.349–0.358 | 0.513–0.515 |
+/// | 10 000  | 0.0085–0.0090 | 0.0124–0.0134 | 0.0200–0.0207 | 0.0123–0.0133 | 0.0194–0.0209 | 0.0260–0.0268 |
+/// | 100 489 | 0.130–0.132   | 0.177–0.184   | 0.312–0.316   | 0.157–0.158   | 0.249–0.259   | 0.356–0.357   |
 ///
-/// Self-collision alone costs 2.2 plain steps at 10K vertices and 2.2 at 100K, where the cloth
-/// moves more than the slack (under 0.5 mm there) each step and the candidates' room costs
-/// 4–8 %. With a collider that pushes vertices every step, the step projects self-collision
-/// again (`step.rs`, stage 4), hence the "both" column. On the ±40 µC crumple at the add-on's
-/// defaults (`examples/crumple_cost.rs`, 48 frames, 634 steps, layers pressed together onto
-/// the sphere, about 5 detections per step), 21 ms per step against 3.4–3.8 ms with the sphere
-/// alone (6×; before, 38–40 ms per step).
+/// Self-collision alone costs 1.4–1.5 plain steps at 10K and 1.4 at 100K; before, 1.9–2.1
+/// and 2.0 of the old build's own plain steps (0.0100–0.0105 and 0.156–0.163 s in the same
+/// runs): the falling drape moved its candidates out of their fixed boxes every step. With a collider that pushes vertices
+/// every step, the step projects self-collision again (`step.rs`, stage 4), hence the "both"
+/// column. On the ±40 µC crumple at the add-on's defaults (`examples/crumple_cost.rs`, 48
+/// frames, 634 steps, layers pressed together onto the sphere, about 6 detections per step),
+/// 13.6–14.8 ms per step against 3.3–3.8 ms with the sphere alone (about 4×; 19.4–20.7 ms
+/// before in the same runs, and 38–40 ms two versions back).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
