@@ -639,17 +639,14 @@ impl SelfCollision {
             let (_, came_from) = vertex_triangle_crossing(&[p0, p], &[[a0, b0, c0], [a, b, c]])?;
             Some(if n.dot(&came_from) < 0.0 { -n } else { n })
         };
-        // on its side of the plane, `d` or more from it: no point of the triangle is nearer
-        let apart = eta * sigma >= d;
-        let normal = if apart { crossing() } else { None };
-        if apart && normal.is_none() {
-            return None;
-        }
+        // on its side of the plane, `d` or more from it: no point of the triangle is nearer, and
+        // only the swept test can find a contact
+        let swept_through = if eta * sigma >= d { Some(crossing()?) } else { None };
         let (q, location) = closest_on_triangle(&p, &a, &b, &c);
         let bary = barycentric(&q, &a, &b, &c);
         let idx = [i as u32, tri[0], tri[1], tri[2]];
         let w = [1.0, -bary[0], -bary[1], -bary[2]];
-        if let Some(n) = normal {
+        if let Some(n) = swept_through {
             return Some(Contact { idx, w, n, d: d_i, key: t });
         }
         let on_face = matches!(location, TrianglePointLocation::OnFace(..));
@@ -887,20 +884,19 @@ fn touched_items<const K: usize>(items: &[[u32; K]], moved: &[bool]) -> Vec<bool
     items.par_iter().map(|item| item.iter().any(|&i| moved[i as usize])).collect()
 }
 
-/// Refits a BVH of [`swept_bvh`] to the boxes of the items with a corner that `moved` (all
-/// items: `None`).
+/// Refits a BVH of [`swept_bvh`] to the boxes of the `touched` items (all: `None`).
 fn refit_swept<const K: usize>(
     bvh: &mut Bvh,
     items: &[[u32; K]],
     x_old: &[Vec3],
     x: &[Vec3],
     margin: Real,
-    moved: Option<&[bool]>,
+    touched: Option<&[bool]>,
 ) {
     let boxes: Vec<(u32, Aabb)> = items
         .par_iter()
         .enumerate()
-        .filter(|(_, item)| moved.is_none_or(|moved| item.iter().any(|&i| moved[i as usize])))
+        .filter(|&(index, _)| touched.is_none_or(|touched| touched[index]))
         .map(|(index, item)| (index as u32, swept_box(item, [x_old, x], margin)))
         .collect();
     for &(index, aabb) in &boxes {
@@ -939,8 +935,10 @@ impl Trees {
     fn refit(&mut self, sc: &SelfCollision, x_old: &[Vec3], x: &[Vec3], moved: Option<&[bool]>) {
         let [triangle_margin, edge_margin] = sc.margins();
         let [triangles, edges] = &mut self.bvh;
-        refit_swept(triangles, &sc.triangles, x_old, x, triangle_margin, moved);
-        refit_swept(edges, &sc.edges, x_old, x, edge_margin, moved);
+        let touched = moved.map(|moved| touched_items(&sc.triangles, moved));
+        refit_swept(triangles, &sc.triangles, x_old, x, triangle_margin, touched.as_deref());
+        let touched = moved.map(|moved| touched_items(&sc.edges, moved));
+        refit_swept(edges, &sc.edges, x_old, x, edge_margin, touched.as_deref());
     }
 }
 
