@@ -119,9 +119,9 @@ pub const PASSES: usize = 64;
 /// pair's contact depends on its own four vertices alone), with the boxes of the rest kept, and
 /// keeps what the last detection found for the others. Every test is the box test the trees
 /// would apply, then the narrow phase (whose vertex–triangle swept test runs only where the
-/// vertex's path meets the triangle's swept box). What a step finds is the same as from fresh queries at
-/// every pass (tests check it bit for bit), and does not depend on the trees' shape:
-/// candidates and contacts are taken in index order.
+/// vertex's path meets the triangle's swept box). What a step finds is the same as from fresh
+/// queries at every pass (tests check it bit for bit), and does not depend on the trees'
+/// shape: candidates and contacts are taken in index order.
 ///
 /// **Limits.** `d_i` should stay below about half the shortest edge, or neighbours within the
 /// mesh count as contacts. The swept tests find passes through a triangle or an edge over the
@@ -155,12 +155,13 @@ pub const PASSES: usize = 64;
 ///
 /// Self-collision alone costs 1.4–1.5 plain steps at 10K and 1.4 at 100K; before, 1.9–2.1
 /// and 2.0 of the old build's own plain steps (0.0100–0.0105 and 0.156–0.163 s in the same
-/// runs): the falling drape moved its candidates out of their fixed boxes every step. With a collider that pushes vertices
-/// every step, the step projects self-collision again (`step.rs`, stage 4), hence the "both"
-/// column. On the ±40 µC crumple at the add-on's defaults (`examples/crumple_cost.rs`, 48
-/// frames, 634 steps, layers pressed together onto the sphere, about 6 detections per step),
-/// 13.6–14.8 ms per step against 3.3–3.8 ms with the sphere alone (about 4×; 19.4–20.7 ms
-/// before in the same runs, and 38–40 ms two versions back).
+/// runs): the falling drape moved its candidates out of their fixed boxes every step. With a
+/// collider that pushes vertices every step, the step projects self-collision again
+/// (`step.rs`, stage 4), hence the "both" column. On the ±40 µC crumple at the add-on's
+/// defaults (`examples/crumple_cost.rs`, 48 frames, 634 steps, layers pressed together onto
+/// the sphere, about 6 detections per step), 13.6–14.8 ms per step against 3.3–3.8 ms with
+/// the sphere alone (about 4×; 19.4–20.7 ms before in the same runs, and 38–40 ms two
+/// versions back).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
