@@ -452,7 +452,7 @@ impl SelfCollision {
             |t: u32| moved.is_none_or(|moved| moved.triangles[t as usize]),
             |e: u32| moved.is_none_or(|moved| moved.edges[e as usize]),
         );
-        let boxes = Boxes::new(self, [arrived[0], x], since.map(|(moved, last)| (last, moved)));
+        let boxes = Boxes::new(self, [arrived[0], x], since);
         let Boxes { vertices: vertex_boxes, triangles: triangle_boxes, edges: edge_boxes } = &boxes;
         let points = candidates
             .points
@@ -1050,14 +1050,14 @@ struct Boxes {
 }
 
 impl Boxes {
-    /// The boxes of `sc` in the step `x_old → x`: all computed, or those of what `moved` since
-    /// the `last` detection's, the others kept from it.
-    fn new(sc: &SelfCollision, [x_old, x]: [&[Vec3]; 2], last: Option<(Boxes, &Moved)>) -> Self {
+    /// The boxes of `sc` in the step `x_old → x`: all computed, or, `since` a detection, those
+    /// of what moved since, the others kept from the detection's.
+    fn new(sc: &SelfCollision, [x_old, x]: [&[Vec3]; 2], since: Option<(&Moved, Boxes)>) -> Self {
         let triangle_margin = sc.margins()[0];
         let vertex = |i: usize| sc.vertex_box(i, x_old, x, 1.0);
         let triangle = |t: usize| swept_box(&sc.triangles[t], [x_old, x], triangle_margin);
         let edge = |e: usize| swept_box(&sc.edges[e], [x_old, x], 0.0);
-        let Some((mut boxes, moved)) = last else {
+        let Some((moved, mut boxes)) = since else {
             return Boxes {
                 vertices: (0..x.len()).into_par_iter().map(vertex).collect(),
                 triangles: (0..sc.triangles.len()).into_par_iter().map(triangle).collect(),
