@@ -932,14 +932,14 @@ impl Trees {
         triangles.leaf_count() as usize == sc.triangles.len() && edges.leaf_count() as usize == sc.edges.len()
     }
 
-    /// Refits them to the step `x_old → x` where an item has a corner that `moved` (all: `None`).
-    fn refit(&mut self, sc: &SelfCollision, x_old: &[Vec3], x: &[Vec3], moved: Option<&[bool]>) {
+    /// Refits them to the step `x_old → x` where a triangle or an edge `moved` (all: `None`).
+    fn refit(&mut self, sc: &SelfCollision, x_old: &[Vec3], x: &[Vec3], moved: Option<&Moved>) {
         let [triangle_margin, edge_margin] = sc.margins();
         let [triangles, edges] = &mut self.bvh;
-        let touched = moved.map(|moved| touched_items(&sc.triangles, moved));
-        refit_swept(triangles, &sc.triangles, x_old, x, triangle_margin, touched.as_deref());
-        let touched = moved.map(|moved| touched_items(&sc.edges, moved));
-        refit_swept(edges, &sc.edges, x_old, x, edge_margin, touched.as_deref());
+        let touched = moved.map(|moved| &moved.triangles[..]);
+        refit_swept(triangles, &sc.triangles, x_old, x, triangle_margin, touched);
+        let touched = moved.map(|moved| &moved.edges[..]);
+        refit_swept(edges, &sc.edges, x_old, x, edge_margin, touched);
     }
 }
 
@@ -991,8 +991,8 @@ impl<'a> ContactStep<'a> {
     fn refit(&mut self, sc: &SelfCollision, trees: &mut Trees, x: &[Vec3]) {
         match &mut self.fitted {
             Some(fitted) => {
-                let moved: Vec<bool> = x.iter().zip(fitted.iter()).map(|(a, b)| a != b).collect();
-                if moved.contains(&true) {
+                let moved = Moved::new(sc, x, fitted);
+                if moved.vertices.contains(&true) {
                     trees.refit(sc, self.x_old, x, Some(&moved));
                     fitted.copy_from_slice(x);
                 }
@@ -1021,8 +1021,8 @@ struct Detection {
     points: Vec<Contact>,
 }
 
-/// What moved since a step's last detection: the vertices, and the triangles and edges with a
-/// corner among them.
+/// What moved since a step's last detection (or since the trees were fit): the vertices, and
+/// the triangles and edges with a corner among them.
 struct Moved {
     vertices: Vec<bool>,
     triangles: Vec<bool>,
@@ -1030,7 +1030,7 @@ struct Moved {
 }
 
 impl Moved {
-    /// Between the last detection's positions `last` and `x`.
+    /// Between positions `last` and `x`.
     fn new(sc: &SelfCollision, x: &[Vec3], last: &[Vec3]) -> Self {
         let vertices: Vec<bool> = x.iter().zip(last).map(|(a, b)| a != b).collect();
         let (triangles, edges) =
