@@ -55,11 +55,20 @@
 // instead of the exact sum on the CPU.
 #define CMSC_AUTO_P3M_MIN_VERTICES 5000
 
-// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there).
+// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there),
+// up to `CMSC_AUTO_GPU_P3M_MIN_VERTICES`. Measured on an NVIDIA H200 (README "GPU").
 #define CMSC_AUTO_GPU_MIN_VERTICES 5000
 
-// Vertex count from which `CMSC_COULOMB_AUTO` on a GPU runs DDEF_GPU instead of DIRECT_GPU.
-#define CMSC_AUTO_GPU_DDEF_MIN_VERTICES 200000
+// Vertex count from which `CMSC_COULOMB_AUTO` on a GPU would run DDEF_GPU instead of
+// DIRECT_GPU: never (UINT32_MAX). Measured on an NVIDIA H200, DDEF_GPU was slower than both
+// DIRECT_GPU and P3M at every size from 1K to 1M (its grid and near field run on the CPU);
+// it was 200,000, an estimate, before. CMSC_COULOMB_DDEF_GPU still runs it by name.
+#define CMSC_AUTO_GPU_DDEF_MIN_VERTICES UINT32_MAX
+
+// Vertex count from which `CMSC_COULOMB_AUTO` with a usable GPU runs P3M on the CPU instead
+// of DIRECT_GPU: the crossover measured on an NVIDIA H200 with 16 CPU threads (69 ms against
+// 69 ms a call at 250K; at 1M P3M takes 0.35 s, the GPU sum 0.98 s).
+#define CMSC_AUTO_GPU_P3M_MIN_VERTICES 250000
 
 // Largest `max_steps` accepted by `cmsc_advance` (steps per call).
 #define CMSC_MAX_ADVANCE_STEPS 1024
@@ -121,8 +130,9 @@ typedef enum {
   // the NVIDIA driver and NVRTC at run time, else CMSC_UNAVAILABLE with the reason.
   CMSC_COULOMB_DIRECT_GPU = 4,
   // The library chooses from the vertex count: DIRECT below 5,000 vertices, P3M above;
-  // with a usable CUDA GPU, from 5,000 vertices DIRECT_GPU and from 200,000 DDEF_GPU
-  // (estimated thresholds, not yet measured on a device). Never fails for lack of a GPU.
+  // with a usable CUDA GPU, DIRECT_GPU from 5,000 vertices up to 250,000 and P3M from there
+  // on (thresholds measured on an NVIDIA H200; CMSC_AUTO_* constants). Never fails for lack
+  // of a GPU.
   CMSC_COULOMB_AUTO = 5,
   // CMSC_COULOMB_AUTO without the GPU: DIRECT below 5,000 vertices, P3M above, whatever
   // the hardware (for callers whose user has turned the GPU off).

@@ -130,7 +130,7 @@ class CMSC_PT_main(bpy.types.Panel):
             wrapped_label(col, note, icon="ERROR")
         if s.coulomb_method.startswith("DDEF"):
             col.prop(s, "grid_points")
-        if s.coulomb_method in ("AUTO", "DDEF", "DDEF_GPU"):  # AUTO runs DDEF on a GPU from 200,000 vertices
+        if s.coulomb_method in ("AUTO", "DDEF", "DDEF_GPU"):  # AUTO's P3M runs DDEF on a scene too sparse for it
             col.prop(s, "far_field_interval")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
         row = col.row()

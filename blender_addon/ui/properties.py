@@ -238,8 +238,8 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
                 "Auto",
                 "The library chooses from the vertex count when the simulation starts: Direct below 5,000 "
                 "vertices, P3M from there on; with Use GPU (add-on preferences) and a usable CUDA GPU, "
-                "Direct on the GPU from 5,000 vertices and DDEF on the GPU from 200,000. The panel shows "
-                "the method that ran",
+                "Direct on the GPU from 5,000 vertices up to 250,000 and P3M from there on. The panel "
+                "shows the method that ran",
             ),
             ("DIRECT", "Direct", "Exact all-pairs sum (on the GPU with Use GPU in the add-on preferences)"),
             (

@@ -153,10 +153,36 @@ fn without_a_driver_gpu_methods_are_unavailable_and_auto_stays_on_the_cpu() {
             }
             assert_eq!(FieldMethod::Auto.resolve(10), FieldMethod::Direct);
             assert_eq!(FieldMethod::Auto.resolve(50_000), FieldMethod::DirectGpu);
-            assert_eq!(FieldMethod::Auto.resolve(3_000_000), FieldMethod::DdefGpu);
+            assert_eq!(FieldMethod::Auto.resolve(3_000_000), FieldMethod::P3m);
         }
         Err(e) => panic!("expected GpuUnavailable or a device, got {e}"),
     }
+}
+
+/// Auto's choice where a GPU is usable, from the crossovers measured on an H200 (README "GPU",
+/// `examples/gpu_auto.rs`): the GPU sum from 5K vertices, P3M on the CPU from 250K, where it
+/// overtakes the n² sum; never DDEF_GPU, whose CPU stages made it the slowest at every size.
+/// Needs no device: the GPU's presence is given.
+#[test]
+fn auto_with_a_gpu_takes_the_exact_gpu_sum_up_to_where_p3m_is_faster() {
+    for (n, with_gpu, without) in [
+        (10, FieldMethod::Direct, FieldMethod::Direct),
+        (4_999, FieldMethod::Direct, FieldMethod::Direct),
+        (5_000, FieldMethod::DirectGpu, FieldMethod::P3m),
+        (200_000, FieldMethod::DirectGpu, FieldMethod::P3m),
+        (249_999, FieldMethod::DirectGpu, FieldMethod::P3m),
+        (250_000, FieldMethod::P3m, FieldMethod::P3m),
+        (3_000_000, FieldMethod::P3m, FieldMethod::P3m),
+    ] {
+        assert_eq!(FieldMethod::Auto.resolve_on(n, || true), with_gpu, "n = {n} with a GPU");
+        assert_eq!(FieldMethod::Auto.resolve_on(n, || false), without, "n = {n} without");
+        assert_eq!(FieldMethod::AutoCpu.resolve_on(n, || true), without, "AutoCpu, n = {n}");
+    }
+    // the GPU is probed only where Auto would take it
+    for n in [10, 4_999, 250_000, 3_000_000] {
+        FieldMethod::Auto.resolve_on(n, || panic!("probed the GPU at n = {n}"));
+    }
+    assert_eq!(FieldMethod::DdefGpu.resolve_on(1_000_000, || true), FieldMethod::DdefGpu);
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //! Each equals its `cmsc-core` constant, checked at compile time below (cbindgen writes
 //! literals only).
 
-use cmsc_core::coulomb::{AUTO_GPU_DDEF_MIN_VERTICES, AUTO_GPU_MIN_VERTICES, AUTO_P3M_MIN_VERTICES};
+use cmsc_core::coulomb::{
+    AUTO_GPU_DDEF_MIN_VERTICES, AUTO_GPU_MIN_VERTICES, AUTO_GPU_P3M_MIN_VERTICES, AUTO_P3M_MIN_VERTICES,
+};
 
 /// Largest `CmscParams.iterations` accepted (local/global iterations per step).
 pub const CMSC_MAX_ITERATIONS: u32 = 100_000;
@@ -25,11 +27,20 @@ pub const CMSC_MAX_FIELD_TOLERANCE: f64 = 0.1;
 /// instead of the exact sum on the CPU.
 pub const CMSC_AUTO_P3M_MIN_VERTICES: u32 = 5_000;
 
-/// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there).
+/// Vertex count from which `CMSC_COULOMB_AUTO` uses a usable CUDA GPU (the exact sum there),
+/// up to `CMSC_AUTO_GPU_P3M_MIN_VERTICES`. Measured on an NVIDIA H200 (README "GPU").
 pub const CMSC_AUTO_GPU_MIN_VERTICES: u32 = 5_000;
 
-/// Vertex count from which `CMSC_COULOMB_AUTO` on a GPU runs DDEF_GPU instead of DIRECT_GPU.
-pub const CMSC_AUTO_GPU_DDEF_MIN_VERTICES: u32 = 200_000;
+/// Vertex count from which `CMSC_COULOMB_AUTO` on a GPU would run DDEF_GPU instead of
+/// DIRECT_GPU: never (UINT32_MAX). Measured on an NVIDIA H200, DDEF_GPU was slower than both
+/// DIRECT_GPU and P3M at every size from 1K to 1M (its grid and near field run on the CPU);
+/// it was 200,000, an estimate, before. CMSC_COULOMB_DDEF_GPU still runs it by name.
+pub const CMSC_AUTO_GPU_DDEF_MIN_VERTICES: u32 = u32::MAX;
+
+/// Vertex count from which `CMSC_COULOMB_AUTO` with a usable GPU runs P3M on the CPU instead
+/// of DIRECT_GPU: the crossover measured on an NVIDIA H200 with 16 CPU threads (69 ms against
+/// 69 ms a call at 250K; at 1M P3M takes 0.35 s, the GPU sum 0.98 s).
+pub const CMSC_AUTO_GPU_P3M_MIN_VERTICES: u32 = 250_000;
 
 /// Largest `max_steps` accepted by `cmsc_advance` (steps per call).
 pub const CMSC_MAX_ADVANCE_STEPS: u32 = 1024;
@@ -50,4 +61,5 @@ const _: () = {
     assert!(CMSC_AUTO_P3M_MIN_VERTICES as usize == AUTO_P3M_MIN_VERTICES);
     assert!(CMSC_AUTO_GPU_MIN_VERTICES as usize == AUTO_GPU_MIN_VERTICES);
     assert!(CMSC_AUTO_GPU_DDEF_MIN_VERTICES as usize == AUTO_GPU_DDEF_MIN_VERTICES);
+    assert!(CMSC_AUTO_GPU_P3M_MIN_VERTICES as usize == AUTO_GPU_P3M_MIN_VERTICES);
 };

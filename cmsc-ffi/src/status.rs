@@ -60,8 +60,9 @@ pub enum CmscCoulomb {
     /// the NVIDIA driver and NVRTC at run time, else CMSC_UNAVAILABLE with the reason.
     CMSC_COULOMB_DIRECT_GPU = 4,
     /// The library chooses from the vertex count: DIRECT below 5,000 vertices, P3M above;
-    /// with a usable CUDA GPU, from 5,000 vertices DIRECT_GPU and from 200,000 DDEF_GPU
-    /// (estimated thresholds, not yet measured on a device). Never fails for lack of a GPU.
+    /// with a usable CUDA GPU, DIRECT_GPU from 5,000 vertices up to 250,000 and P3M from there
+    /// on (thresholds measured on an NVIDIA H200; CMSC_AUTO_* constants). Never fails for lack
+    /// of a GPU.
     CMSC_COULOMB_AUTO = 5,
     /// CMSC_COULOMB_AUTO without the GPU: DIRECT below 5,000 vertices, P3M above, whatever
     /// the hardware (for callers whose user has turned the GPU off).

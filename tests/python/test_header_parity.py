@@ -54,7 +54,9 @@ def functions(header):
 
 
 def defines(header):
-    return {k: int(v) for k, v in re.findall(r"#define\s+(CMSC_\w+)\s+(\d+)\s*$", header, re.M)}
+    """The header's integer constants; `UINT32_MAX` (a threshold never reached) as its value."""
+    found = re.findall(r"#define\s+(CMSC_\w+)\s+(\d+|UINT32_MAX)\s*$", header, re.M)
+    return {k: 2**32 - 1 if v == "UINT32_MAX" else int(v) for k, v in found}
 
 
 def _camel(upper):
@@ -160,5 +162,8 @@ def test_the_panels_bounds_and_auto_tooltip_agree_with_the_header(header):
     assert all(p["max"] <= d["CMSC_MAX_ITERATIONS"] for p in props["iterations"])
     (coulomb,) = props["coulomb_method"]
     (auto,) = [item[2] for item in coulomb["items"] if item[0] == "AUTO"]
-    for name in ("CMSC_AUTO_P3M_MIN_VERTICES", "CMSC_AUTO_GPU_MIN_VERTICES", "CMSC_AUTO_GPU_DDEF_MIN_VERTICES"):
+    for name in ("CMSC_AUTO_P3M_MIN_VERTICES", "CMSC_AUTO_GPU_MIN_VERTICES", "CMSC_AUTO_GPU_P3M_MIN_VERTICES"):
         assert f"{d[name]:,}" in auto, f"the AUTO tooltip does not give {name} = {d[name]:,}: {auto!r}"
+    # Auto never runs DDEF on the GPU (UINT32_MAX), so the tooltip must not say it does
+    assert d["CMSC_AUTO_GPU_DDEF_MIN_VERTICES"] == 2**32 - 1
+    assert "DDEF" not in auto, auto

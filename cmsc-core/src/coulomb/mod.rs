@@ -109,35 +109,60 @@ pub const AUTO_DDEF_MIN_VERTICES: usize = 10_000;
 pub const AUTO_P3M_MIN_VERTICES: usize = 5_000;
 
 /// Vertex count from which [`FieldMethod::Auto`] uses a usable CUDA GPU ([`gpu::usable`]).
-/// **Not yet measured on a device**: an estimate from the costs of a first GPU use (context and
-/// NVRTC compilation, ~0.5 s once) and of a launch with its copies (~0.1 ms), against the CPU
-/// direct sum's ~25 ms at n = 5K on 2 cores. `examples/gpu_bench.rs` measures it.
+/// Measured on an NVIDIA H200 with 16 CPU threads (`examples/gpu_auto.rs`, README "GPU"): the
+/// exact sum on the GPU is faster per call than either CPU method from 1K vertices on (5K:
+/// 0.23 ms against 4.5 ms direct and 2.4 ms P3M), but a process's first GPU use (the context,
+/// NVRTC compiling the kernel, a first call) costs 0.86 s, which the saving repays after about
+/// 400 calls at 5K and fewer above.
 pub const AUTO_GPU_MIN_VERTICES: usize = 5_000;
 
-/// Vertex count from which [`FieldMethod::Auto`] on a GPU moves from the exact
-/// [`FieldMethod::DirectGpu`] to [`FieldMethod::DdefGpu`]. **Not yet measured on a device**: at
-/// an expected ~10¹² pair terms/s the exact sum costs ~40 ms at n = 200K, about a step's budget
-/// at interactive rates, and grows as n²; `examples/gpu_bench.rs` measures the crossover.
-pub const AUTO_GPU_DDEF_MIN_VERTICES: usize = 200_000;
+/// Vertex count from which [`FieldMethod::Auto`] with a usable GPU moves from the exact
+/// [`FieldMethod::DirectGpu`] to [`FieldMethod::P3m`] on the CPU. Measured on an NVIDIA H200
+/// with 16 CPU threads (`examples/gpu_auto.rs`), a call's time, P3M's relative error beside it
+/// (the GPU sum's is 1·10⁻⁷):
+///
+/// | n | GPU direct | P3M (error) |
+/// |---|---|---|
+/// | 150K | 26.9 ms | 44.7 ms (1.6·10⁻³) |
+/// | 200K | 45.4 ms | 67.6 ms (1.9·10⁻³) |
+/// | 250K | 69.3 ms | 68.5 ms (1.9·10⁻³) |
+/// | 400K | 169 ms | 123 ms (1.6·10⁻³) |
+/// | 1M | 983 ms | 347 ms (1.5·10⁻³) |
+///
+/// The GPU sum grows as n², P3M about as n. With fewer CPU threads P3M is slower and the
+/// crossover lies higher.
+pub const AUTO_GPU_P3M_MIN_VERTICES: usize = 250_000;
+
+/// Vertex count from which [`FieldMethod::Auto`] on a GPU would run [`FieldMethod::DdefGpu`]:
+/// never (`u32::MAX`, the largest count the C ABI can pass). Until measured on a device it was
+/// 200,000, an estimate; on an NVIDIA H200 DDEF_GPU was slower than both the GPU sum and P3M at
+/// every n from 1K to 1M (200K: 512 ms against 45 ms and 68 ms; 1M: 12.5 s against 0.98 s and
+/// 0.35 s), because its grid, locate and near-field stages stay on the CPU (12.8 s of it at 1M;
+/// the GPU gather takes 37 ms). It stays a method of its own to choose by name.
+pub const AUTO_GPU_DDEF_MIN_VERTICES: usize = u32::MAX as usize;
 
 impl FieldMethod {
     /// The concrete method `self` stands for on a system of `n` vertices.
     ///
     /// [`FieldMethod::Auto`] becomes, with a usable CUDA GPU ([`gpu::usable`], probed once per
-    /// process and only for `n >=` [`AUTO_GPU_MIN_VERTICES`]): [`FieldMethod::DirectGpu`] below
-    /// [`AUTO_GPU_DDEF_MIN_VERTICES`] and [`FieldMethod::DdefGpu`] from there on. Without one, and
-    /// below [`AUTO_GPU_MIN_VERTICES`]: [`FieldMethod::Direct`] below [`AUTO_P3M_MIN_VERTICES`],
+    /// process and only where it would be used), [`FieldMethod::DirectGpu`] from
+    /// [`AUTO_GPU_MIN_VERTICES`] up to [`AUTO_GPU_P3M_MIN_VERTICES`]. Without one, and outside
+    /// that range: [`FieldMethod::Direct`] below [`AUTO_P3M_MIN_VERTICES`],
     /// [`FieldMethod::P3m`] from there on (which itself runs DDEF on a scene too sparse for its
     /// mesh, [`P3m`]'s docs). [`FieldMethod::AutoCpu`] is that CPU choice whatever
     /// the hardware. Every other method stands for itself.
     pub fn resolve(self, n: usize) -> FieldMethod {
+        self.resolve_on(n, gpu::usable)
+    }
+
+    /// [`Self::resolve`] with the GPU's presence given: `gpu_usable` is asked only where
+    /// [`FieldMethod::Auto`] would take a GPU at `n` vertices.
+    pub fn resolve_on(self, n: usize, gpu_usable: impl FnOnce() -> bool) -> FieldMethod {
         match self {
-            FieldMethod::Auto if n >= AUTO_GPU_MIN_VERTICES && gpu::usable() => {
-                if n >= AUTO_GPU_DDEF_MIN_VERTICES {
-                    FieldMethod::DdefGpu
-                } else {
-                    FieldMethod::DirectGpu
-                }
+            FieldMethod::Auto
+                if (AUTO_GPU_MIN_VERTICES..AUTO_GPU_P3M_MIN_VERTICES).contains(&n) && gpu_usable() =>
+            {
+                FieldMethod::DirectGpu
             }
             FieldMethod::Auto | FieldMethod::AutoCpu if n >= AUTO_P3M_MIN_VERTICES => FieldMethod::P3m,
             FieldMethod::Auto | FieldMethod::AutoCpu => FieldMethod::Direct,

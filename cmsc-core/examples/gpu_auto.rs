@@ -1,0 +1,113 @@
+//! The crossovers behind `FieldMethod::Auto` on a machine with a CUDA GPU
+//! (`AUTO_GPU_MIN_VERTICES`, `AUTO_GPU_P3M_MIN_VERTICES`, `AUTO_GPU_DDEF_MIN_VERTICES`): for
+//! torus-surface point sets of n = 1K–1M (every vertex charged, one in five negative), the time
+//! of one field evaluation with each method Auto chooses among (CPU direct, CPU P3M, GPU direct,
+//! GPU DDEF with m = 1000), and each one's relative L2 error against the exact sum on 2,000
+//! sampled targets.
+//!
+//! A time is the fastest of three calls after a first one (which compiles the kernels, builds
+//! DDEF's grid or chooses P3M's parameters). CPU direct is timed in full up to `--cpu-direct-max`
+//! vertices (default 50K) and above that on the 2,000 sampled targets, scaled to n.
+//!
+//! It first prints the cost of the process's first GPU use (the CUDA context, NVRTC compiling
+//! the direct-sum kernel and a first call on 1,000 charges), which a bake pays once.
+//!
+//! Run: `LD_LIBRARY_PATH=<dir of libnvrtc.so.12> cargo run --release -p cmsc-core --example
+//! gpu_auto [-- --n 1000,2000,...] [--cpu-direct-max 50000] [--skip-ddef]`. Exits with status 2
+//! and the reason when no CUDA device is usable.
+
+use std::io::Write;
+use std::time::Instant;
+
+use cmsc_core::coulomb::{gpu, make_solver, DirectSum, FieldSolver, Neighborhood};
+use cmsc_core::COULOMB_CONSTANT as KC;
+use cmsc_core::{shapes, FieldMethod, Real, Vec3};
+
+fn arg<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let value = std::env::args().skip_while(|a| a != name).nth(1)?;
+    Some(value.parse().unwrap_or_else(|_| panic!("bad value for {name}: {value}")))
+}
+
+fn relative_l2(a: &[Vec3], reference: &[Vec3]) -> Real {
+    let num: Real = a.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum();
+    let den: Real = reference.iter().map(|b| b.norm_squared()).sum();
+    (num / den).sqrt()
+}
+
+/// The fastest of three calls after a first one, in seconds.
+fn timed(solver: &mut dyn FieldSolver, x: &[Vec3], q: &[Real], eps: Real, out: &mut [Vec3]) -> f64 {
+    solver.forces(x, q, KC, eps, out).unwrap_or_else(|e| panic!("{e}"));
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            solver.forces(x, q, KC, eps, out).unwrap_or_else(|e| panic!("{e}"));
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let t = Instant::now();
+    let info = match gpu::device() {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("gpu_auto: no usable CUDA device: {e}");
+            std::process::exit(2);
+        }
+    };
+    let x: Vec<Vec3> = (0..1000).map(|i| Vec3::new(i as Real * 1e-3, (i % 7) as Real * 1e-3, 0.0)).collect();
+    let mut first = gpu::DirectGpu::new().unwrap_or_else(|e| panic!("{e}"));
+    first.forces(&x, &vec![1e-6; x.len()], KC, 1e-6, &mut vec![Vec3::zeros(); x.len()]).unwrap();
+    println!(
+        "first GPU use (context, NVRTC, a first call on 1,000 charges): {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
+    let skip_ddef = std::env::args().any(|a| a == "--skip-ddef");
+    let sizes: Vec<usize> = arg::<String>("--n")
+        .map(|l| l.split(',').map(|v| v.parse().expect("--n takes a comma-separated list")).collect())
+        .unwrap_or(vec![1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000]);
+    let cpu_direct_max: usize = arg("--cpu-direct-max").unwrap_or(50_000);
+    println!(
+        "device: {} ({} SMs); CPU threads: {}",
+        info.name,
+        info.multiprocessors,
+        rayon::current_num_threads()
+    );
+    println!(
+        "| n | CPU direct | CPU P3M (error) | GPU direct (error) | GPU DDEF m=1000 (error) | Auto picks |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for &n in &sizes {
+        let v = ((n as f64 / 5.0).sqrt()).round() as u32;
+        let x = shapes::torus(5 * v, v, 1.0, 0.3).positions;
+        let n = x.len();
+        let q: Vec<Real> = (0..n).map(|i| if i % 5 == 0 { -1e-6 } else { 1e-6 }).collect();
+        let eps = 1e-6;
+        let targets: Vec<usize> = (0..2000.min(n)).map(|k| k * (n / 2000.min(n))).collect();
+        let mut exact = vec![Vec3::zeros(); targets.len()];
+        let t = Instant::now();
+        DirectSum::default().forces_on(&x, &q, KC, eps, &targets, &mut exact);
+        let sampled_s = t.elapsed().as_secs_f64();
+        let mut out = vec![Vec3::zeros(); n];
+        let cpu_direct = if n <= cpu_direct_max {
+            format!("{:.2e} s", timed(&mut DirectSum::default(), &x, &q, eps, &mut out))
+        } else {
+            format!("{:.2e} s (sampled)", sampled_s * n as f64 / targets.len() as f64)
+        };
+        let mut cell = |method: FieldMethod| {
+            let mut solver =
+                make_solver(method, n, 1000, Neighborhood::Ring).unwrap_or_else(|e| panic!("{e}"));
+            let s = timed(solver.as_mut(), &x, &q, eps, &mut out);
+            let got: Vec<Vec3> = targets.iter().map(|&i| out[i]).collect();
+            format!("{s:.2e} s ({:.1e})", relative_l2(&got, &exact))
+        };
+        println!(
+            "| {n} | {cpu_direct} | {} | {} | {} | {:?} |",
+            cell(FieldMethod::P3m),
+            cell(FieldMethod::DirectGpu),
+            if skip_ddef { "skipped".into() } else { cell(FieldMethod::DdefGpu) },
+            FieldMethod::Auto.resolve(n)
+        );
+        std::io::stdout().flush().ok();
+    }
+}
