@@ -2,8 +2,8 @@
 //! (`AUTO_GPU_MIN_VERTICES`, `AUTO_GPU_P3M_MIN_VERTICES`, `AUTO_GPU_DDEF_MIN_VERTICES`): for
 //! torus-surface point sets of n = 1K–1M (every vertex charged, one in five negative), the time
 //! of one field evaluation with each method Auto chooses among (CPU direct, CPU P3M, GPU direct,
-//! GPU DDEF with m = 1000), and each one's relative L2 error against the exact sum on 2,000
-//! sampled targets.
+//! GPU DDEF with `--m` grid points, 0 = the adaptive grid, the default), and each one's relative
+//! L2 error against the exact sum on 2,000 sampled targets.
 //!
 //! A time is the fastest of three calls after a first one (which compiles the kernels, builds
 //! DDEF's grid or chooses P3M's parameters). CPU direct is timed in full up to `--cpu-direct-max`
@@ -13,7 +13,7 @@
 //! the direct-sum kernel and a first call on 1,000 charges), which a bake pays once.
 //!
 //! Run: `LD_LIBRARY_PATH=<dir of libnvrtc.so.12> cargo run --release -p cmsc-core --example
-//! gpu_auto [-- --n 1000,2000,...] [--cpu-direct-max 50000] [--skip-ddef]`. Exits with status 2
+//! gpu_auto [-- --n 1000,2000,...] [--m 0] [--cpu-direct-max 50000] [--skip-ddef]`. Exits with status 2
 //! and the reason when no CUDA device is usable.
 
 use std::io::Write;
@@ -63,6 +63,7 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     let skip_ddef = std::env::args().any(|a| a == "--skip-ddef");
+    let m: u32 = arg("--m").unwrap_or(0);
     let sizes: Vec<usize> = arg::<String>("--n")
         .map(|l| l.split(',').map(|v| v.parse().expect("--n takes a comma-separated list")).collect())
         .unwrap_or(vec![1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000]);
@@ -74,7 +75,7 @@ fn main() {
         rayon::current_num_threads()
     );
     println!(
-        "| n | CPU direct | CPU P3M (error) | GPU direct (error) | GPU DDEF m=1000 (error) | Auto picks |"
+        "| n | CPU direct | CPU P3M (error) | GPU direct (error) | GPU DDEF m = {m} (error) | Auto picks |"
     );
     println!("|---|---|---|---|---|---|");
     for &n in &sizes {
@@ -96,7 +97,7 @@ fn main() {
         };
         let mut cell = |method: FieldMethod| {
             let mut solver =
-                make_solver(method, n, 1000, Neighborhood::Ring).unwrap_or_else(|e| panic!("{e}"));
+                make_solver(method, n, m, Neighborhood::Ring).unwrap_or_else(|e| panic!("{e}"));
             let s = timed(solver.as_mut(), &x, &q, eps, &mut out);
             let got: Vec<Vec3> = targets.iter().map(|&i| out[i]).collect();
             format!("{s:.2e} s ({:.1e})", relative_l2(&got, &exact))
