@@ -96,8 +96,7 @@ fn main() {
             format!("{:.2e} s (sampled)", sampled_s * n as f64 / targets.len() as f64)
         };
         let mut cell = |method: FieldMethod| {
-            let mut solver =
-                make_solver(method, n, m, Neighborhood::Ring).unwrap_or_else(|e| panic!("{e}"));
+            let mut solver = make_solver(method, n, m, Neighborhood::Ring).unwrap_or_else(|e| panic!("{e}"));
             let s = timed(solver.as_mut(), &x, &q, eps, &mut out);
             let got: Vec<Vec3> = targets.iter().map(|&i| out[i]).collect();
             format!("{s:.2e} s ({:.1e})", relative_l2(&got, &exact))

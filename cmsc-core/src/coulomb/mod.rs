@@ -139,7 +139,7 @@ pub const AUTO_GPU_P3M_MIN_VERTICES: usize = 250_000;
 /// every n from 1K to 1M (200K: 512 ms against 45 ms and 68 ms; 1M: 12.5 s against 0.98 s and
 /// 0.35 s, with m = 1000), because its grid, locate and near-field stages stay on the CPU
 /// (12.8 s of it at 1M; the GPU gather takes 37 ms). With the default adaptive grid those CPU
-/// stages alone took 2.5× (200K) and 5.5× (1M) P3M's whole time on 2 threads. It stays a method
+/// stages alone took 2.5× (200K) and 4.1× (1M) P3M's whole time on 2 threads. It stays a method
 /// of its own to choose by name.
 pub const AUTO_GPU_DDEF_MIN_VERTICES: usize = u32::MAX as usize;
 
