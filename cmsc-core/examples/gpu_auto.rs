@@ -16,23 +16,19 @@
 //! gpu_auto [-- --n 1000,2000,...] [--m 0] [--cpu-direct-max 50000] [--skip-ddef]`. Exits with status 2
 //! and the reason when no CUDA device is usable.
 
+#[path = "common/args.rs"]
+mod args;
+#[path = "common/torus_field.rs"]
+mod torus_field;
+
 use std::io::Write;
 use std::time::Instant;
 
+use args::arg;
 use cmsc_core::coulomb::{gpu, make_solver, DirectSum, FieldSolver, Neighborhood};
 use cmsc_core::COULOMB_CONSTANT as KC;
-use cmsc_core::{shapes, FieldMethod, Real, Vec3};
-
-fn arg<T: std::str::FromStr>(name: &str) -> Option<T> {
-    let value = std::env::args().skip_while(|a| a != name).nth(1)?;
-    Some(value.parse().unwrap_or_else(|_| panic!("bad value for {name}: {value}")))
-}
-
-fn relative_l2(a: &[Vec3], reference: &[Vec3]) -> Real {
-    let num: Real = a.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum();
-    let den: Real = reference.iter().map(|b| b.norm_squared()).sum();
-    (num / den).sqrt()
-}
+use cmsc_core::{FieldMethod, Real, Vec3};
+use torus_field::{charges, relative_l2, torus};
 
 /// The fastest of three calls after a first one, in seconds.
 fn timed(solver: &mut dyn FieldSolver, x: &[Vec3], q: &[Real], eps: Real, out: &mut [Vec3]) -> f64 {
@@ -63,11 +59,13 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     let skip_ddef = std::env::args().any(|a| a == "--skip-ddef");
-    let m: u32 = arg("--m").unwrap_or(0);
-    let sizes: Vec<usize> = arg::<String>("--n")
-        .map(|l| l.split(',').map(|v| v.parse().expect("--n takes a comma-separated list")).collect())
-        .unwrap_or(vec![1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000]);
-    let cpu_direct_max: usize = arg("--cpu-direct-max").unwrap_or(50_000);
+    let m: u32 = arg("--m", 0);
+    let sizes: Vec<usize> =
+        arg("--n", "1000,2000,5000,10000,20000,50000,100000,200000,500000,1000000".to_string())
+            .split(',')
+            .map(|v| v.parse().expect("--n takes a comma-separated list"))
+            .collect();
+    let cpu_direct_max: usize = arg("--cpu-direct-max", 50_000);
     println!(
         "device: {} ({} SMs); CPU threads: {}",
         info.name,
@@ -79,10 +77,9 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|");
     for &n in &sizes {
-        let v = ((n as f64 / 5.0).sqrt()).round() as u32;
-        let x = shapes::torus(5 * v, v, 1.0, 0.3).positions;
+        let x = torus(n).positions;
         let n = x.len();
-        let q: Vec<Real> = (0..n).map(|i| if i % 5 == 0 { -1e-6 } else { 1e-6 }).collect();
+        let q = charges(n);
         let eps = 1e-6;
         let targets: Vec<usize> = (0..2000.min(n)).map(|k| k * (n / 2000.min(n))).collect();
         let mut exact = vec![Vec3::zeros(); targets.len()];

@@ -18,12 +18,16 @@
 //! `--cpu-max` vertices, the IMEX step with `--step-vertices 0`. Exits with status 2 and the
 //! reason when no CUDA device is usable.
 
+#[path = "common/torus_field.rs"]
+mod torus_field;
+
 use std::io::Write;
 use std::time::Instant;
 
 use cmsc_core::coulomb::{gpu, Ddef, DirectSum, FieldSolver, Neighborhood};
 use cmsc_core::COULOMB_CONSTANT as KC;
-use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Real, SimParams, StepTimings, System, Vec3};
+use cmsc_core::{springs_from_triangles, FieldMethod, Real, SimParams, StepTimings, System, Vec3};
+use torus_field::{charges, relative_l2, torus};
 
 /// Flops per pair term by the usual n-body convention (as in GPU Gems 3, ch. 31).
 const FLOPS_PER_PAIR: f64 = 20.0;
@@ -31,21 +35,6 @@ const FLOPS_PER_PAIR: f64 = 20.0;
 fn arg<T: std::str::FromStr>(name: &str) -> Option<T> {
     let value = std::env::args().skip_while(|a| a != name).nth(1)?;
     Some(value.parse().unwrap_or_else(|_| panic!("bad value for {name}: {value}")))
-}
-
-fn torus(n: usize) -> shapes::TriMesh {
-    let v = ((n as f64 / 5.0).sqrt()).round() as u32; // tube segments; 5v around
-    shapes::torus(5 * v, v, 1.0, 0.3)
-}
-
-fn charges(n: usize) -> Vec<Real> {
-    (0..n).map(|i| if i % 5 == 0 { -1e-6 } else { 1e-6 }).collect()
-}
-
-fn relative_l2(a: &[Vec3], reference: &[Vec3]) -> Real {
-    let num: Real = a.iter().zip(reference).map(|(a, b)| (a - b).norm_squared()).sum();
-    let den: Real = reference.iter().map(|b| b.norm_squared()).sum();
-    (num / den).sqrt()
 }
 
 /// Seconds of the second of two calls (the first allocates, compiles or builds the grid).
