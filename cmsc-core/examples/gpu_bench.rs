@@ -1,5 +1,5 @@
-//! The GPU Coulomb backends against the CPU (issue 7), on torus-surface point sets of n = 100K,
-//! 1M and 3M (every vertex charged, one in five negative):
+//! The GPU Coulomb backends against the CPU (issue 7), on torus-surface point sets of n = 100K
+//! and 1M (`--n` for others; every vertex charged, one in five negative):
 //!
 //! - CPU direct sum (timed on 2,000 sampled targets, scaled to n) and GPU direct sum: time per
 //!   evaluation, pair terms per second, and the share of the FP32 peak at the conventional 20
@@ -8,13 +8,13 @@
 //! - CPU DDEF and GPU DDEF with m = 1000 (`--m`; one-ring near sets, `--face` for face
 //!   neighbours): time of a steady-state call (grid cached), GPU DDEF's stages (gather with its
 //!   copies vs the CPU stages), the speed-up, and their relative L2 difference;
-//! - a full IMEX step (10 local/global iterations, DDEF_GPU, or `--step-method direct-gpu`,
-//!   `p3m` or `auto`) on a torus mesh of about 1M vertices (`--step-vertices`), in steps per
-//!   second with the stage split.
+//! - a full IMEX step (10 local/global iterations, the field by Auto, or `--step-method
+//!   ddef-gpu`, `direct-gpu` or `p3m`) on a torus mesh of about 1M vertices
+//!   (`--step-vertices`), in steps per second with the stage split.
 //!
 //! Run: `LD_LIBRARY_PATH=<dir of libnvrtc.so.12> cargo run --release -p cmsc-core --example
-//! gpu_bench [-- --n 100000,1000000,3000000] [--m 1000] [--face] [--peak-tflops 67]
-//! [--cpu-max 3000000] [--step-vertices 1000000] [--steps 5] [--step-method ddef-gpu]`. CPU DDEF is skipped above
+//! gpu_bench [-- --n 100000,1000000] [--m 1000] [--face] [--peak-tflops 67] [--cpu-max 3000000]
+//! [--step-vertices 1000000] [--steps 3] [--step-method auto]`. CPU DDEF is skipped above
 //! `--cpu-max` vertices, the IMEX step with `--step-vertices 0`. Exits with status 2 and the
 //! reason when no CUDA device is usable.
 
@@ -58,7 +58,7 @@ fn main() {
     };
     let sizes: Vec<usize> = arg::<String>("--n")
         .map(|l| l.split(',').map(|v| v.parse().expect("--n takes a comma-separated list")).collect())
-        .unwrap_or(vec![100_000, 1_000_000, 3_000_000]);
+        .unwrap_or(vec![100_000, 1_000_000]);
     let m: u32 = arg("--m").unwrap_or(1000);
     let near = if std::env::args().any(|a| a == "--face") { Neighborhood::Face } else { Neighborhood::Ring };
     let peak = arg::<f64>("--peak-tflops").unwrap_or(67.0) * 1e12;
@@ -129,13 +129,13 @@ fn main() {
         0 => {}
         n => {
             let method = match arg::<String>("--step-method").as_deref() {
-                None | Some("ddef-gpu") => FieldMethod::DdefGpu,
+                None | Some("auto") => FieldMethod::Auto,
+                Some("ddef-gpu") => FieldMethod::DdefGpu,
                 Some("direct-gpu") => FieldMethod::DirectGpu,
                 Some("p3m") => FieldMethod::P3m,
-                Some("auto") => FieldMethod::Auto,
                 Some(other) => panic!("--step-method takes ddef-gpu, direct-gpu, p3m or auto, not {other}"),
             };
-            imex_step(n, arg("--steps").unwrap_or(5), m, near, method)
+            imex_step(n, arg("--steps").unwrap_or(3), m, near, method)
         }
     }
 }
