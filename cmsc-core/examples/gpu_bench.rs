@@ -24,10 +24,10 @@ mod torus_field;
 use std::io::Write;
 use std::time::Instant;
 
-use cmsc_core::coulomb::{gpu, Ddef, DirectSum, FieldSolver, Neighborhood};
+use cmsc_core::coulomb::{gpu, Ddef, FieldSolver, Neighborhood};
 use cmsc_core::COULOMB_CONSTANT as KC;
 use cmsc_core::{springs_from_triangles, FieldMethod, Real, SimParams, StepTimings, System, Vec3};
-use torus_field::{charges, relative_l2, torus};
+use torus_field::{charges, relative_l2, torus, Sampled};
 
 /// Flops per pair term by the usual n-body convention (as in GPU Gems 3, ch. 31).
 const FLOPS_PER_PAIR: f64 = 20.0;
@@ -92,13 +92,8 @@ fn main() {
         let mut direct = gpu::DirectGpu::new().unwrap_or_else(|e| panic!("{e}"));
         let direct_s = timed(&mut direct, &x, &q, eps, &mut out);
         let pairs_per_s = (n as f64) * (n as f64) / direct_s;
-        let targets: Vec<usize> = (0..2000.min(n)).map(|k| k * (n / 2000.min(n))).collect();
-        let mut exact = vec![Vec3::zeros(); targets.len()];
-        let t = Instant::now();
-        DirectSum::default().forces_on(&x, &q, KC, eps, &targets, &mut exact);
-        let cpu_direct_s = t.elapsed().as_secs_f64() * n as f64 / targets.len() as f64;
-        let sampled: Vec<Vec3> = targets.iter().map(|&i| out[i]).collect();
-        let direct_err = relative_l2(&sampled, &exact);
+        let sampled = Sampled::new(&x, &q, eps);
+        let (cpu_direct_s, direct_err) = (sampled.all_seconds, sampled.error(&out));
 
         let mut ddef_gpu = gpu::ddef_solver(m, near).unwrap_or_else(|e| panic!("{e}"));
         let mut from_gpu = vec![Vec3::zeros(); n];
