@@ -153,3 +153,51 @@ fn friction_values_follow_the_law_in_force() {
     assert!(sys.set_friction_law(FrictionLaw::PerStep).is_err(), "the ground's 2.0 is not per step");
     assert_eq!(sys.model().params().friction, 2.0);
 }
+
+/// A rope over the top of a sphere collider of radius 0.3 m (its plane through the centre), its
+/// two ends hanging straight down with end weights 1 kg and `ratio` kg, at step `h`: how far the
+/// rope's middle slides along the sphere (m) in the second second (the first builds up the
+/// tension from a slack start). The rope is 1 g per centimetre, nearly inextensible.
+fn capstan_slip(mu: f64, ratio: f64, h: f64) -> f64 {
+    use std::f64::consts::PI;
+    let (radius, seg, hanging) = (0.3, 0.01, 30);
+    let r = radius + 1e-4; // just above the surface
+    let arc = (PI * r / seg).round() as usize;
+    let mut x: Vec<Vec3> = (1..=hanging).rev().map(|i| Vec3::new(-r, 0.0, -(i as f64) * seg)).collect();
+    x.extend((0..=arc).map(|i| {
+        let a = PI * (1.0 - i as f64 / arc as f64);
+        Vec3::new(r * a.cos(), 0.0, r * a.sin())
+    }));
+    x.extend((1..=hanging).map(|i| Vec3::new(r, 0.0, -(i as f64) * seg)));
+    let n = x.len();
+    let mut mass = vec![1e-3; n];
+    (mass[0], mass[n - 1]) = (1.0, ratio);
+    let springs: Vec<[u32; 2]> = (0..n as u32 - 1).map(|i| [i, i + 1]).collect();
+    let p = SimParams { friction: mu, ..params(h) };
+    let mut sys = System::new(&x, &mass, &springs, &vec![2e4; springs.len()], p).unwrap();
+    sys.set_friction_law(FrictionLaw::Coulomb).unwrap();
+    sys.set_sphere_colliders(&[Vec3::zeros()], &[radius]).unwrap();
+    let middle = |sys: &System| r * sys.positions()[n / 2].x.atan2(sys.positions()[n / 2].z);
+    let second = (1.0 / h).round() as u32;
+    sys.step_n(second).unwrap();
+    let start = middle(&sys);
+    sys.step_n(second).unwrap();
+    middle(&sys) - start
+}
+
+#[test]
+fn a_rope_over_a_sphere_holds_a_load_up_to_the_capstan_ratio() {
+    // Euler–Eytelwein (capstan): friction holds a rope wrapped by the angle φ = π while the
+    // heavier end pulls at most e^{μφ} times the lighter one. What holds a drape on a sphere is
+    // this friction under tension, not the weight of each vertex alone.
+    let mu: f64 = 0.2;
+    let bound = (mu * std::f64::consts::PI).exp(); // 1.874
+    for h in [1.0 / 120.0, 1.0 / 480.0] {
+        let held = capstan_slip(mu, 0.8 * bound, h);
+        assert!(held.abs() < 0.03, "h = {h}: slid {held} m in a second at 0.8 × the capstan ratio");
+        let slid = capstan_slip(mu, 1.12 * bound, h);
+        assert!(slid > 0.2, "h = {h}: slid only {slid} m in a second at 1.12 × the capstan ratio");
+        let free = capstan_slip(0.0, 1.1, h);
+        assert!(free > slid, "h = {h}: without friction 1.1 kg against 1 kg slid {free} m");
+    }
+}

@@ -207,3 +207,36 @@ def draw(panel_cls, context=None):
         if sub.poll(context):
             sub.draw(panel, context)
     return layout
+
+
+#: The sphere drape of issue 30, shared with tests/bench/drape_vs_cloth.py: a UV sphere of radius
+#: `DRAPE_RADIUS` (64 × 32) with Collision physics, and a 2 m grid of 40 × 40 cuts (1,681
+#: vertices) 5 cm above its top and `DRAPE_OFFSET` off its centre along x.
+DRAPE_RADIUS = 0.6
+DRAPE_OFFSET = 0.05
+
+
+def drape_scene(friction):
+    """Empties the scene and builds the sphere drape with Collision Friction `friction`
+    (Blender's 0–80); returns the grid."""
+    for o in list(bpy.data.objects):
+        bpy.data.objects.remove(o)
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=DRAPE_RADIUS, segments=64, ring_count=32)
+    bpy.ops.object.modifier_add(type="COLLISION")
+    bpy.context.active_object.collision.cloth_friction = friction
+    location = (DRAPE_OFFSET, 0.0, DRAPE_RADIUS + 0.05)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=40, y_subdivisions=40, size=2.0, location=location)
+    return bpy.context.active_object
+
+
+def cloth_centroids(obj, frames):
+    """Blender's Cloth on `obj` at its defaults, played through frames 1..`frames`: the world
+    centroid of each frame, (frames, 3)."""
+    bpy.ops.object.modifier_add(type="CLOTH")
+    obj.modifiers["Cloth"].point_cache.frame_end = frames
+    centroids = []
+    for f in range(1, frames + 1):
+        bpy.context.scene.frame_set(f)
+        centroids.append(evaluated_coords(obj).mean(axis=0) + np.array(obj.location))
+    bpy.context.scene.frame_set(1)
+    return np.array(centroids)
