@@ -116,9 +116,14 @@ impl std::fmt::Debug for MeshCollider {
 ///    the end of the step is `s = x_t + h u`: a vertex resting on a moving obstacle is carried
 ///    with it.
 /// 2. **Crossing (continuous).** A ray from `s` to `p` is cast against the triangles (parry's
-///    BVH). If it hits, `p` is placed on the hit triangle's plane at distance `thickness` on the
-///    side of `s`: thin obstacles (a plane, a cloth-like sheet) are not tunnelled through at any
-///    step size.
+///    BVH). If it hits, `p` goes back out through its closest surface point to distance
+///    `thickness` on the side of `s` (along the hit triangle's normal onto its plane where the
+///    closest point lies on the other side, e.g. past the far wall of a thin box): thin
+///    obstacles (a plane, a cloth-like sheet) are not tunnelled through at any step size, and
+///    the motion along the surface after the hit is kept for the response's friction to act on.
+///    Placed at the hit point instead, a vertex pressed through the thickness in one step (a
+///    taut rope's is at 1/120 s) lost the rest of its slide: friction beyond Coulomb's that grew
+///    with the step (`a_rope_over_a_sphere_or_a_mesh_holds_a_load_up_to_the_capstan_ratio`).
 /// 3. **Proximity and inside.** If `p` is within `thickness` of the surface, or inside a closed
 ///    mesh (pseudo-normal test, `TriMeshFlags::ORIENTED`), it is moved along the direction from
 ///    its closest surface point to distance `thickness` outside (up to [`PASSES`] times, for
@@ -716,8 +721,20 @@ impl MeshCollider {
                 let sign = if side != 0.0 { side.signum() } else { -dir.dot(&n).signum() };
                 if sign != 0.0 {
                     let n = n * sign;
-                    *p = q + n * d;
-                    normal = Some(n);
+                    // back out through the closest surface point, at `d` on the side it came
+                    // from, keeping its motion along the surface after the hit (friction, in the
+                    // response, takes its share); along the hit face's normal onto its plane
+                    // where the closest point lies on the other side
+                    let closest = self.mesh.project_local_point(&point(p), false).point.coords;
+                    let back = closest - *p;
+                    let dist = back.norm();
+                    if dist > 0.0 && back.dot(&n) > 0.0 {
+                        *p = closest + back * (d / dist);
+                        normal = Some(back / dist);
+                    } else {
+                        *p += n * (d - n.dot(&(*p - q)));
+                        normal = Some(n);
+                    }
                 }
             }
         }
