@@ -228,7 +228,7 @@ def test_what_drives_a_scene_is_named_and_an_undriven_one_has_nothing(lib_path, 
     assert energy_gain(start, {**start, "kinetic": 0.5, "total": 5.3}, 0.0) == pytest.approx(0.5)
     assert energy_gain(start, {**start, "kinetic": 2.0, "total": 3.0}, 0.0) is None
     # what gravity released is motion too: a stiff cloth dropped on a sphere (issue 30) released
-    # 4.27 J and ended 0.27 J up, held stretched by friction; a gain past half of it is reported
+    # 4.27 J and ended 0.27 J up (the contacts' gain at the impact); past half of it is reported
     drop = {"kinetic": 0.0, "spring": 0.0, "coulomb": 0.0, "external": 6.3765, "total": 6.3765}
     held = {"kinetic": 0.0003, "spring": 4.5423, "coulomb": 0.0, "external": 2.1068, "total": 6.6493}
     assert energy_gain(drop, held, 0.0) is None
