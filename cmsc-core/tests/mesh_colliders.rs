@@ -138,6 +138,30 @@ fn a_thin_plane_is_not_tunnelled_through_at_a_large_step() {
     assert!(sys.velocities().iter().all(|v| v.z.abs() < 1e-6), "{:?}", sys.velocities());
 }
 
+#[test]
+fn a_thin_closed_box_is_not_tunnelled_through_when_one_step_crosses_all_of_it() {
+    // a slab 2 cm thick, and points at 50 m/s: one 1/30 s step takes them from 0.5 m above it
+    // to 1.2 m below, through both faces. The point past the far face is closest to that face,
+    // and leaving through it is the wrong side: it must come back out above the slab.
+    let (v, t) = cube(1.0);
+    let slab: Vec<Vec3> = v.iter().map(|p| Vec3::new(p.x, p.y, 0.01 * p.z)).collect();
+    let x = [Vec3::new(0.0, 0.0, 0.5), Vec3::new(0.3, 0.1, 0.5), Vec3::new(-0.2, 0.4, 0.5)];
+    for thickness in [0.0, 0.005, 0.05] {
+        let mut sys = System::new(&x, &[0.01; 3], &[], &[], params(1.0 / 30.0)).unwrap();
+        sys.set_velocities(&[Vec3::new(0.0, 0.0, -50.0); 3]).unwrap();
+        sys.set_mesh_colliders(&slab, &t, &[0, 12], &[thickness], &[0.0]).unwrap();
+        for step in 0..10 {
+            sys.step().unwrap();
+            for p in sys.positions() {
+                assert!(
+                    p.z >= 0.01 + thickness - 1e-9,
+                    "thickness {thickness}, step {step}: {p:?} is not above the slab"
+                );
+            }
+        }
+    }
+}
+
 /// Slides a point from rest on a plane tilted by 30° for 1 s; returns how far it moved.
 fn slide(friction: f64) -> f64 {
     let theta = 30f64.to_radians();

@@ -117,10 +117,12 @@ impl std::fmt::Debug for MeshCollider {
 ///    with it.
 /// 2. **Crossing (continuous).** A ray from `s` to `p` is cast against the triangles (parry's
 ///    BVH). If it hits, `p` goes back out through its closest surface point to distance
-///    `thickness` on the side of `s` (along the hit triangle's normal onto its plane where the
-///    closest point lies on the other side, e.g. past the far wall of a thin box): thin
-///    obstacles (a plane, a cloth-like sheet) are not tunnelled through at any step size, and
-///    the motion along the surface after the hit is kept for the response's friction to act on.
+///    `thickness` on the side of `s`; where that point lies on the other side, or the path from
+///    `s` to the new place passes through the surface (a step that crossed all of a thin box
+///    ends closest to its far face), along the hit triangle's normal onto its plane instead, and
+///    failing that at the hit point. Thin obstacles (a plane, a cloth-like sheet, a slab) are
+///    not tunnelled through at any step size, and the motion along the surface after the hit
+///    is kept for the response's friction to act on.
 ///    Placed at the hit point instead, a vertex pressed through the thickness in one step (a
 ///    taut rope's is at 1/120 s) lost the rest of its slide: friction beyond Coulomb's that grew
 ///    with the step (`a_rope_over_a_sphere_or_a_mesh_holds_a_load_up_to_the_capstan_ratio`).
@@ -721,20 +723,24 @@ impl MeshCollider {
                 let sign = if side != 0.0 { side.signum() } else { -dir.dot(&n).signum() };
                 if sign != 0.0 {
                     let n = n * sign;
-                    // back out through the closest surface point, at `d` on the side it came
-                    // from, keeping its motion along the surface after the hit (friction, in the
-                    // response, takes its share); along the hit face's normal onto its plane
-                    // where the closest point lies on the other side
+                    // back out at `d` on the side it came from, keeping its motion along the
+                    // surface after the hit (the response's friction takes its share): through
+                    // its closest surface point, else along the hit face's normal onto its
+                    // plane, else (each checked for a path from `s` through the surface, as
+                    // past the far face of a thin box) at the hit point
                     let closest = self.mesh.project_local_point(&point(p), false).point.coords;
                     let back = closest - *p;
                     let dist = back.norm();
-                    if dist > 0.0 && back.dot(&n) > 0.0 {
-                        *p = closest + back * (d / dist);
-                        normal = Some(back / dist);
-                    } else {
-                        *p += n * (d - n.dot(&(*p - q)));
-                        normal = Some(n);
-                    }
+                    let through_closest = (dist > 0.0 && back.dot(&n) > 0.0)
+                        .then(|| (closest + back * (d / dist), back / dist));
+                    let onto_plane = (*p + n * (d - n.dot(&(*p - q))), n);
+                    let (placed, pushed_along) = through_closest
+                        .into_iter()
+                        .chain([onto_plane])
+                        .find(|(c, _)| !self.crosses(&s, c))
+                        .unwrap_or((q + n * d, n));
+                    *p = placed;
+                    normal = Some(pushed_along);
                 }
             }
         }
@@ -749,6 +755,13 @@ impl MeshCollider {
         // friction may have moved it back within reach of a face
         self.push_out(p);
         true
+    }
+
+    /// Whether the straight path from `a` to `b` passes through a triangle.
+    fn crosses(&self, a: &Vec3, b: &Vec3) -> bool {
+        let dir = *b - *a;
+        dir.norm_squared() > 0.0
+            && CompositeShapeRef(&self.mesh).cast_local_ray(&Ray::new(point(a), dir), 1.0, false).is_some()
     }
 
     /// Moves `p` to distance `thickness` outside if it is closer or inside (up to [`PASSES`]
