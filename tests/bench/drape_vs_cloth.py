@@ -23,7 +23,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bake_benchmark import ROOT, install  # noqa: E402
+from bake_benchmark import ROOT, bake_cmsc, install  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "blender"))  # scenes.py: imported after bpy starts
 
@@ -52,11 +52,7 @@ def cmsc(module, friction, settings, cache):
     s.cache_path = cache
     for name, value in settings.items():
         setattr(s, name, type(getattr(s, name))(value))
-    bake = sys.modules[module.__name__ + ".ui.bake"]
-    run = sys.modules[module.__name__ + ".sim.bake_job"].run
-    objects, job = bake.collect(bpy.context, obj)
-    run(job)
-    bake.finish(bpy.context.scene, objects, job)
+    job, *_ = bake_cmsc(module, bpy.context.scene, obj)
     if job.error:
         sys.exit(f"the cmsc bake stopped: {job.error}")
     pc2 = np.fromfile(cache, dtype="<f4", offset=32).reshape(FRAMES, -1, 3)
