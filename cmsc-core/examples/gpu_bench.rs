@@ -18,12 +18,15 @@
 //! `--cpu-max` vertices, the IMEX step with `--step-vertices 0`. Exits with status 2 and the
 //! reason when no CUDA device is usable.
 
+#[path = "common/args.rs"]
+mod args;
 #[path = "common/torus_field.rs"]
 mod torus_field;
 
 use std::io::Write;
 use std::time::Instant;
 
+use args::arg;
 use cmsc_core::coulomb::{gpu, Ddef, FieldSolver, Neighborhood};
 use cmsc_core::COULOMB_CONSTANT as KC;
 use cmsc_core::{springs_from_triangles, FieldMethod, Real, SimParams, StepTimings, System, Vec3};
@@ -31,11 +34,6 @@ use torus_field::{charges, relative_l2, torus, Sampled};
 
 /// Flops per pair term by the usual n-body convention (as in GPU Gems 3, ch. 31).
 const FLOPS_PER_PAIR: f64 = 20.0;
-
-fn arg<T: std::str::FromStr>(name: &str) -> Option<T> {
-    let value = std::env::args().skip_while(|a| a != name).nth(1)?;
-    Some(value.parse().unwrap_or_else(|_| panic!("bad value for {name}: {value}")))
-}
 
 /// Seconds of the second of two calls (the first allocates, compiles or builds the grid).
 fn timed(solver: &mut dyn FieldSolver, x: &[Vec3], q: &[Real], eps: Real, out: &mut [Vec3]) -> f64 {
@@ -56,13 +54,14 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let sizes: Vec<usize> = arg::<String>("--n")
-        .map(|l| l.split(',').map(|v| v.parse().expect("--n takes a comma-separated list")).collect())
-        .unwrap_or(vec![100_000, 1_000_000]);
-    let m: u32 = arg("--m").unwrap_or(1000);
+    let sizes: Vec<usize> = arg("--n", "100000,1000000".to_string())
+        .split(',')
+        .map(|v| v.parse().expect("--n takes a comma-separated list"))
+        .collect();
+    let m: u32 = arg("--m", 1000);
     let near = if std::env::args().any(|a| a == "--face") { Neighborhood::Face } else { Neighborhood::Ring };
-    let peak = arg::<f64>("--peak-tflops").unwrap_or(67.0) * 1e12;
-    let cpu_max: usize = arg("--cpu-max").unwrap_or(3_000_000);
+    let peak = arg("--peak-tflops", 67.0) * 1e12;
+    let cpu_max: usize = arg("--cpu-max", 3_000_000);
     println!(
         "device: {} (compute {}.{}, {} SMs, kernels for compute_{}), CUDA driver {}.{}, NVRTC {}.{}; \
          CPU threads: {}; DDEF m = {m}, {near:?} near sets",
@@ -120,17 +119,17 @@ fn main() {
         );
         std::io::stdout().flush().ok();
     }
-    match arg("--step-vertices").unwrap_or(1_000_000) {
+    match arg("--step-vertices", 1_000_000) {
         0 => {}
         n => {
-            let method = match arg::<String>("--step-method").as_deref() {
-                None | Some("auto") => FieldMethod::Auto,
-                Some("ddef-gpu") => FieldMethod::DdefGpu,
-                Some("direct-gpu") => FieldMethod::DirectGpu,
-                Some("p3m") => FieldMethod::P3m,
-                Some(other) => panic!("--step-method takes ddef-gpu, direct-gpu, p3m or auto, not {other}"),
+            let method = match arg("--step-method", "auto".to_string()).as_str() {
+                "auto" => FieldMethod::Auto,
+                "ddef-gpu" => FieldMethod::DdefGpu,
+                "direct-gpu" => FieldMethod::DirectGpu,
+                "p3m" => FieldMethod::P3m,
+                other => panic!("--step-method takes ddef-gpu, direct-gpu, p3m or auto, not {other}"),
             };
-            imex_step(n, arg("--steps").unwrap_or(3), m, near, method)
+            imex_step(n, arg("--steps", 3), m, near, method)
         }
     }
 }
