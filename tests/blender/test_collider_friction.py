@@ -126,8 +126,8 @@ def test_a_file_from_before_keeps_the_per_step_friction(tmp_path):
 def test_a_stiff_cloth_dropped_on_a_sphere_holds_at_friction_5_as_blenders_cloth_does(scene):
     """Side by side on one scene (tests/bench/drape_vs_cloth.py has the table): Blender's Cloth
     and a stiff cmsc cloth (3,000 N/m: 0.1 % strain hanging) dropped 5 cm off-centre onto a
-    sphere both hold at Friction 5 for 3 s, and slide off at Friction 0, so it is friction that
-    holds them. The bake succeeds: the energy audit had called the contacts' gain at the impact
+    sphere both hold at Friction 5 for 3 s, and cmsc's slides off at Friction 0, so it is
+    friction that holds it. The bake succeeds: the energy audit had called the contacts' gain at the impact
     (0.27 J at the end, after a 4.3 J drop) energy from nothing made by charges, which it has none of."""
     sc, tmp = scene
     sc.cmsc.use_gravity = True
