@@ -229,6 +229,20 @@ def drape_scene(friction):
     return bpy.context.active_object
 
 
+def patch_scene(friction, offset):
+    """Empties the scene and builds the drape's sphere with Collision Friction `friction` and a
+    0.4 m grid of 16 × 16 cuts (289 vertices) resting on its top (2 cm above it: the Outer
+    Thickness), its centre `offset` m along x; returns the grid."""
+    for o in list(bpy.data.objects):
+        bpy.data.objects.remove(o)
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=DRAPE_RADIUS, segments=64, ring_count=32)
+    bpy.ops.object.modifier_add(type="COLLISION")
+    bpy.context.active_object.collision.cloth_friction = friction
+    location = (offset, 0.0, DRAPE_RADIUS + 0.02)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=16, y_subdivisions=16, size=0.4, location=location)
+    return bpy.context.active_object
+
+
 def cloth_centroids(obj, frames):
     """Blender's Cloth on `obj` at its defaults, played through frames 1..`frames`: the world
     centroid of each frame, (frames, 3)."""
