@@ -181,7 +181,7 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         name="Substeps",
         description=(
             "Time steps per frame; with Adaptive Substeps the least, and more are taken only while strong "
-            "charges or fast motion need them"
+            "charges, fast motion or contact with a curved collider need them"
         ),
         default=DEFAULT_SUBSTEPS, min=1, max=1000, update=_object_setting,
     )
@@ -189,8 +189,9 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         name="Adaptive Substeps",
         description=(
             "Take the substeps and iterations the motion needs: more steps per frame (up to Max Substeps) while "
-            "strong charges or fast motion need them, and iterations that stop once a step has converged. Off: "
-            "exactly Substeps steps of Iterations iterations, the behaviour of files made before"
+            "strong charges, fast motion or a stiff cloth touching a curved collider need them, and iterations "
+            "that stop once a step has converged. Off: exactly Substeps steps of Iterations iterations, the "
+            "behaviour of files made before"
         ),
         default=True,
         update=_object_setting,

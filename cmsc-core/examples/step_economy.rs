@@ -136,6 +136,7 @@ fn main() {
     let bounds = StepBounds {
         motion: arg("--motion", StepBounds::default().motion),
         charge: arg("--charge-factor", StepBounds::default().charge),
+        contact: StepBounds::default().contact,
     };
     let cache = arg("--cache", "/tmp".to_string());
     let skip_fixed = std::env::args().any(|a| a == "--skip-fixed");

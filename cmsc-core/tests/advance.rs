@@ -209,7 +209,7 @@ fn a_tolerance_stops_early_on_a_calm_cloth_within_its_accuracy() {
 fn a_diverging_call_is_redone_with_more_steps() {
     // no bounds: the first try takes min_steps, and 100 µC per vertex throws the cloth apart in
     // one step of a frame
-    let bounds = StepBounds { charge: f64::INFINITY, motion: f64::INFINITY };
+    let bounds = StepBounds { charge: f64::INFINITY, motion: f64::INFINITY, contact: f64::INFINITY };
     let (mut once, _) = cloth(6);
     once.set_step_bounds(bounds).unwrap();
     charge(&mut once, 1e-4);
@@ -272,7 +272,7 @@ fn a_call_whose_steps_the_safeguard_halved_is_followed_by_twice_the_steps() {
     // The Fig. 5 sphere with the low-dissipation integrator at 0.2 s per call: the energy
     // safeguard halves steps at the re-collapse (t ≈ 8.8 s). With the step bounds off, only that
     // carries over: the call after one whose step was halved takes 2 steps, then falls back to 1.
-    let unbounded = StepBounds { charge: f64::INFINITY, motion: f64::INFINITY };
+    let unbounded = StepBounds { charge: f64::INFINITY, motion: f64::INFINITY, contact: f64::INFINITY };
     let mut single = common::fig5_sphere(8e-6, 0.2);
     let mut adaptive = common::fig5_sphere(8e-6, 0.2);
     adaptive.set_step_bounds(unbounded).unwrap();
@@ -291,4 +291,52 @@ fn a_call_whose_steps_the_safeguard_halved_is_followed_by_twice_the_steps() {
     assert_eq!(adaptive.advance(0.2, 1, 32).unwrap(), 2, "the call after the halving");
     let later: Vec<u32> = (0..20).map(|_| adaptive.advance(0.2, 1, 32).unwrap()).collect();
     assert!(later.contains(&1), "falls back to one step per call: {later:?}");
+}
+
+#[path = "../examples/common/landing.rs"]
+mod landing;
+
+/// The landing of `landing.rs` (a 2 m cloth of 1,681 vertices dropped onto a mesh sphere of
+/// radius `radius`, μ = 0.05) over `frames` frames of `advance` at the add-on's defaults (3–32
+/// steps, iterations to 1e-3) with `bounds`: the highest total energy above the start (J), and
+/// the steps of each frame.
+fn landing_peak(radius: f64, stiffness: f64, bounds: StepBounds, frames: u32) -> (f64, Vec<u32>) {
+    let (mut sys, _) = landing::landing(41, radius, stiffness, 0.05, FRAME);
+    sys.set_step_bounds(bounds).unwrap();
+    let start = sys.energies().total;
+    let mut peak = f64::NEG_INFINITY;
+    let steps = (0..frames)
+        .map(|_| {
+            let k = sys.advance(FRAME, 3, 32).unwrap();
+            peak = peak.max(sys.energies().total - start);
+            k
+        })
+        .collect();
+    (peak, steps)
+}
+
+#[test]
+fn a_cloth_landing_on_a_sphere_gains_no_energy_at_the_steps_the_contact_bound_takes() {
+    // At the steps the other bounds leave it (3 per frame at the impact, more once the cloth
+    // swings), the contacts stretch the cloth's springs where it lands and it gains energy from
+    // nothing: a 3,000 N/m cloth on the 0.6 m sphere 18.8 J (20 % strain), a 1,000 N/m one on a
+    // 0.3 m sphere 2.7 J. The contact bound keeps c h / R ≤ 2.3 while it touches the sphere: 12
+    // and 24 steps per frame.
+    let off = StepBounds { contact: f64::INFINITY, ..StepBounds::default() };
+    for (radius, stiffness, steps) in [(0.6, 3000.0, 12), (0.3, 1000.0, 24)] {
+        let (stretched, plain) = landing_peak(radius, stiffness, off, 12);
+        assert!(stretched > 1.0, "{stiffness} N/m on {radius} m: without the contact bound it gained only {stretched} J ({plain:?} steps)");
+        let (peak, taken) = landing_peak(radius, stiffness, StepBounds::default(), 12);
+        assert!(peak < 0.05, "{stiffness} N/m on {radius} m: gained {peak} J at {taken:?} steps");
+        assert_eq!(taken[..2], [3, 3], "falling free, it takes the least steps");
+        assert!(
+            taken[2..].iter().all(|&k| k == steps),
+            "{stiffness} N/m on {radius} m, touching the sphere: {taken:?}"
+        );
+    }
+    // the default cloth on the 0.6 m sphere (c h / R = 1.75 at 3 steps) gains nothing and the
+    // bound asks for no step more
+    let (soft, soft_steps) = landing_peak(0.6, 100.0, StepBounds::default(), 12);
+    assert!(soft < 0.0, "{soft} J");
+    assert_eq!(soft_steps, landing_peak(0.6, 100.0, off, 12).1);
 }

@@ -169,6 +169,22 @@ pub struct Colliders {
 }
 
 impl Colliders {
+    /// The least radius (m) of the spheres that a vertex at `p` moving at `v` (m/s) meets over
+    /// `seconds`: keeping its velocity, it would come within `tolerance` (m) of the surface, or
+    /// pass it; infinite where it meets none. The ground is flat: it has no radius to give.
+    pub(crate) fn meet(&self, p: &Vec3, v: &Vec3, seconds: Real, tolerance: Real) -> Real {
+        self.spheres
+            .iter()
+            .filter(|s| {
+                let r = p - s.center;
+                let dist = r.norm();
+                let normal = if dist > 0.0 { r / dist } else { Vec3::z() };
+                -normal.dot(v) * seconds - (dist - s.radius) > -tolerance
+            })
+            .map(|s| s.radius)
+            .fold(Real::INFINITY, Real::min)
+    }
+
     /// Projects every non-pinned vertex out of every obstacle, with the contact law of the
     /// [module docs](self#one-contact-law).
     ///
