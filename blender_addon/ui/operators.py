@@ -78,7 +78,7 @@ class CMSC_OT_bake(bpy.types.Operator):
             where = "the caches of " + ", ".join(o.name for o in objects)
         else:
             where = cache.written_path(obj) if obj.cmsc.cache_format == "PC2" else "shape keys"
-        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {where} ({baking.method_line(job)})")
+        self.report({"INFO"}, f"cmsc: baked {job.frames_done} frames to {where} ({baking.summary(job)})")
         return {"FINISHED"}
 
 
