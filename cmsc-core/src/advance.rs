@@ -46,10 +46,11 @@
 //! 3,000 N/m), the gain follows `c h / R`, with `R` the radius of curvature and `c` the cloth's
 //! wave speed, estimated at vertex `i` from its springs' stiffness `k_s` and rest lengths `l_s`
 //! as `c_i = √(Σ_s k_s l_s² / m_i)` (the same on a finer mesh of the same cloth: 76 m/s at
-//! 100 N/m with 1,681 vertices and with 10,201): none up to 1.75, below 0.1 J at 2.26, then fast (0.5 J at 2.9, 12 J
-//! at 3.5, 19 J at 9, and at 18 a cloth thrown apart; [`CONTACT_STEP_FACTOR`]). So every free vertex with springs that meets an
-//! obstacle in the call (keeping its velocity, it would come within [`MEET_FRACTION`] of its
-//! shortest spring of the contact surface, or pass it; resting on it counts) asks for
+//! 100 N/m with 1,681 vertices and with 10,201): none up to 1.75, below 0.1 J at 2.26, then
+//! fast (0.5 J at 2.9, 12 J at 3.5, 19 J at 9, and at 18 a cloth thrown apart;
+//! [`CONTACT_STEP_FACTOR`]). So every free vertex with springs that meets an obstacle in the
+//! call (keeping its velocity, it would come within [`MEET_FRACTION`] of its shortest spring of
+//! the contact surface, or pass it; resting on it counts) asks for
 //! `h_c = c_c R / c_i` ([`CONTACT_STEP_FACTOR`]), with `R` a sphere's radius, or a mesh
 //! obstacle's radius of curvature at the closest triangle (from the angle between its vertex
 //! normals over its edges' lengths). The ground is flat and asks nothing. The add-on's default
@@ -376,7 +377,8 @@ struct Checkpoint {
 impl System {
     /// Advances the system by `seconds` in `k` equal steps `h = seconds / k`, `k` chosen per
     /// call from `min_steps · {1, 2, 4, …}` capped at `max_steps` by the charge, motion and
-    /// contact bounds of the [module docs](crate::advance) ([`System::set_step_bounds`]); returns `k`.
+    /// contact bounds of the [module docs](crate::advance) ([`System::set_step_bounds`]);
+    /// returns `k`.
     ///
     /// Inputs set since the last step (charges, external charges and uniform field, pin
     /// targets, mesh-obstacle moves) are reached linearly over the call: step `j` of `k` uses

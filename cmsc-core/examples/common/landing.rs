@@ -1,7 +1,7 @@
-//! The stiff-cloth landing of issue 30, shared by `examples/landing_energy.rs` and
-//! a 2 m, `side` × `side` cloth of 1 kg (springs `stiffness`/10
-//! N/m, Settling 2/s) 5 cm above a mesh sphere of radius `radius` (m) (a UV sphere of 32 × 64, contact distance
-//! 2 cm, Coulomb friction `mu`) and 5 cm off its centre, gravity on, steps of `h` (s),
+//! The cloth landing of issue 30, shared by `examples/landing_energy.rs` and `tests/advance.rs`
+//! through `#[path]`: a 2 m, `side` × `side` cloth of 1 kg (springs `stiffness`/10 N/m,
+//! Settling 2/s) 5 cm above a mesh sphere of radius `radius` (m; a UV sphere of 32 × 64, contact
+//! distance 2 cm, Coulomb friction `mu`) and 5 cm off its centre, gravity on, steps of `h` (s),
 //! iterations to 1e-3.
 
 use cmsc_core::{shapes, springs_from_triangles, FieldMethod, FrictionLaw, Real, SimParams, System, Vec3};

@@ -356,9 +356,7 @@ impl MeshColliders {
             })
             .sum()
     }
-}
 
-impl MeshColliders {
     /// The least radius of curvature (m) of the meshes that a vertex at `p` moving at `v` (m/s)
     /// meets over `seconds` ([`MeshCollider::meet`]), relative to their motion when they were
     /// moved for the step numbered `step`; infinite where it meets none.
@@ -856,12 +854,11 @@ impl MeshCollider {
     }
 }
 
-/// A parry `TriMesh` (with its BVH); closed meshes are `ORIENTED` for inside tests.
 /// Each vertex's radius of curvature (m): over the edges at it, the edge's length over the angle
 /// between its ends' normals (each the mean of its faces' weighted by their angles there, as
-/// Thürmer and Wüthrich's), the least; infinite
-/// where the mesh is flat. A UV sphere's is about its radius, a box's about 0.8 of its side (the
-/// corners' normals are the faces' mean), a plane's infinite.
+/// Thürmer and Wüthrich's), the least; infinite where the mesh is flat. A UV sphere's is about
+/// its radius, a box's about 0.8 of its side (the corners' normals are the faces' mean), a
+/// plane's infinite.
 fn curvature_radii(pts: &[Point<Real>], indices: &[[u32; 3]]) -> Vec<Real> {
     let mut normals = vec![Vec3::zeros(); pts.len()];
     for t in indices {
@@ -887,6 +884,7 @@ fn curvature_radii(pts: &[Point<Real>], indices: &[[u32; 3]]) -> Vec<Real> {
     radius
 }
 
+/// A parry `TriMesh` (with its BVH); closed meshes are `ORIENTED` for inside tests.
 fn build(pts: Vec<Point<Real>>, indices: Vec<[u32; 3]>, surface: Surface) -> Result<TriMesh> {
     let flags = match surface {
         Surface::Closed => TriMeshFlags::ORIENTED,
