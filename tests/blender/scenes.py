@@ -219,27 +219,25 @@ DRAPE_OFFSET = 0.05
 def drape_scene(friction):
     """Empties the scene and builds the sphere drape with Collision Friction `friction`
     (Blender's 0–80); returns the grid."""
-    for o in list(bpy.data.objects):
-        bpy.data.objects.remove(o)
-    bpy.ops.mesh.primitive_uv_sphere_add(radius=DRAPE_RADIUS, segments=64, ring_count=32)
-    bpy.ops.object.modifier_add(type="COLLISION")
-    bpy.context.active_object.collision.cloth_friction = friction
-    location = (DRAPE_OFFSET, 0.0, DRAPE_RADIUS + 0.05)
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=40, y_subdivisions=40, size=2.0, location=location)
-    return bpy.context.active_object
+    return _on_the_sphere(friction, (DRAPE_OFFSET, 0.0, DRAPE_RADIUS + 0.05), cuts=40, size=2.0)
 
 
 def patch_scene(friction, offset):
     """Empties the scene and builds the drape's sphere with Collision Friction `friction` and a
     0.4 m grid of 16 × 16 cuts (289 vertices) resting on its top (2 cm above it: the Outer
     Thickness), its centre `offset` m along x; returns the grid."""
+    return _on_the_sphere(friction, (offset, 0.0, DRAPE_RADIUS + 0.02), cuts=16, size=0.4)
+
+
+def _on_the_sphere(friction, location, cuts, size):
+    """Empties the scene, adds the drape's sphere with Collision Friction `friction` and a grid
+    of `cuts` × `cuts` cuts and side `size` (m) at `location`; returns the grid."""
     for o in list(bpy.data.objects):
         bpy.data.objects.remove(o)
     bpy.ops.mesh.primitive_uv_sphere_add(radius=DRAPE_RADIUS, segments=64, ring_count=32)
     bpy.ops.object.modifier_add(type="COLLISION")
     bpy.context.active_object.collision.cloth_friction = friction
-    location = (offset, 0.0, DRAPE_RADIUS + 0.02)
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=16, y_subdivisions=16, size=0.4, location=location)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=cuts, y_subdivisions=cuts, size=size, location=location)
     return bpy.context.active_object
 
 

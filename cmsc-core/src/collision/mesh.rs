@@ -717,11 +717,7 @@ impl MeshCollider {
         let r = *p - proj.point.coords;
         let dist = r.norm();
         let inside = self.surface == Surface::Closed && r.dot(&face) < 0.0;
-        let normal = match (dist > 0.0, inside) {
-            (true, false) => r / dist,
-            (true, true) => -r / dist,
-            (false, _) => face,
-        };
+        let normal = outward(r, inside).unwrap_or(face);
         let outside = if inside { -dist } else { dist } - self.thickness;
         let u = if drift > 0.0 { self.velocity_near(p, reach, seconds) } else { Vec3::zeros() };
         let depth = -normal.dot(&(v - u)) * seconds - outside;
@@ -826,15 +822,7 @@ impl MeshCollider {
             if !inside && dist >= self.thickness {
                 break;
             }
-            let n = if dist > 0.0 {
-                if inside {
-                    -r / dist
-                } else {
-                    r / dist
-                }
-            } else {
-                self.feature_normal(feature)
-            };
+            let n = outward(r, inside).unwrap_or_else(|| self.feature_normal(feature));
             *p = proj.point.coords + n * d;
             first = first.or(Some(n));
         }
@@ -852,6 +840,13 @@ impl MeshCollider {
             _ => self.mesh.feature_normal(feature).map(|n| n.into_inner()).unwrap_or_else(Vec3::z),
         }
     }
+}
+
+/// The unit direction out of the mesh for a point `r` from its closest surface point (`−r`
+/// inside a closed mesh); `None` on the surface, where the feature's normal is the caller's.
+fn outward(r: Vec3, inside: bool) -> Option<Vec3> {
+    let dist = r.norm();
+    (dist > 0.0).then(|| if inside { -r / dist } else { r / dist })
 }
 
 /// Each vertex's radius of curvature (m): over the edges at it, the edge's length over the angle
