@@ -72,7 +72,7 @@ pub struct MeshCollider {
     /// Its convex sharp edges (closed meshes only): where an edge of the simulated surface
     /// between two vertices outside can cut through (stage 5 of the [`MeshColliders`] docs).
     edges: Vec<SharpEdge>,
-    /// Each vertex's radius of curvature (m, [`curvature_radii`]), for the contact bound of
+    /// Each triangle's radius of curvature (m, [`curvature_radii`]), for the contact bound of
     /// [`crate::System::advance`].
     radius: Vec<Real>,
 }
@@ -702,8 +702,8 @@ impl MeshCollider {
 
     /// Whether a vertex at `p` moving at `v` (m/s) meets the mesh over `seconds`: keeping its
     /// velocity relative to the mesh's, it would come within `tolerance` (m) of the contact
-    /// surface (`thickness` outside), or pass it. Then the radius of curvature there (m): the
-    /// least of its closest triangle's corners'.
+    /// surface (`thickness` outside), or pass it. Then the radius of curvature there (m): its
+    /// closest triangle's.
     fn meet(&self, p: &Vec3, v: &Vec3, seconds: Real, motion: Motion, tolerance: Real) -> Option<Real> {
         let drift = if motion == Motion::Moving { self.max_displacement } else { 0.0 };
         let reach = v.norm() * seconds + self.thickness + tolerance + drift;
@@ -721,9 +721,7 @@ impl MeshCollider {
         let outside = if inside { -dist } else { dist } - self.thickness;
         let u = if drift > 0.0 { self.velocity_near(p, reach, seconds) } else { Vec3::zeros() };
         let depth = -normal.dot(&(v - u)) * seconds - outside;
-        let corners = self.mesh.indices()[tri as usize];
-        (depth > -tolerance)
-            .then(|| corners.iter().map(|&i| self.radius[i as usize]).fold(Real::INFINITY, Real::min))
+        (depth > -tolerance).then(|| self.radius[tri as usize])
     }
 
     /// Stages 1–4 of the [`MeshColliders`] docs for one vertex; returns whether it touched.
@@ -849,34 +847,77 @@ fn outward(r: Vec3, inside: bool) -> Option<Vec3> {
     (dist > 0.0).then(|| if inside { -r / dist } else { r / dist })
 }
 
-/// Each vertex's radius of curvature (m): over the edges at it, the edge's length over the angle
-/// between its ends' normals (each the mean of its faces' weighted by their angles there, as
-/// Thürmer and Wüthrich's), the least; infinite where the mesh is flat. A UV sphere's is about
-/// its radius, a box's about 0.8 of its side (the corners' normals are the faces' mean), a
-/// plane's infinite.
+/// Each triangle's radius of curvature (m): over its edges, the edge's length over the angle
+/// between the normals of its ends; infinite where the mesh is flat. A corner's normal is the
+/// mean of the faces around the vertex that reach this triangle without crossing an edge
+/// sharper than [`SHARP_EDGE_COS`], weighted by their angles there (Thürmer and Wüthrich's): a
+/// sharp edge is a crease of the surface, not a bend (stage 5 of the [`MeshColliders`] docs
+/// keeps cloth off it), so the faces on its two sides do not blend. A UV sphere's radius is
+/// about its own, a cylinder's sides' the cylinder's and its caps' infinite, a box's infinite.
+/// Blended across the caps' edges, the normals at a 64-sided cylinder's rims lean 45° out of
+/// its sides, which put the sides' radius at 1.25 times the cylinder's.
 fn curvature_radii(pts: &[Point<Real>], indices: &[[u32; 3]]) -> Vec<Real> {
-    let mut normals = vec![Vec3::zeros(); pts.len()];
-    for t in indices {
-        let corners = t.map(|i| pts[i as usize].coords);
-        let Some(normal) = triangle_normal(&corners[0], &corners[1], &corners[2]) else { continue };
-        for k in 0..3 {
-            let (to_next, to_prev) = (corners[(k + 1) % 3] - corners[k], corners[(k + 2) % 3] - corners[k]);
-            normals[t[k] as usize] += normal * to_next.angle(&to_prev);
-        }
+    let corners = |f: usize| indices[f].map(|i| pts[i as usize].coords);
+    let normals: Vec<Option<Vec3>> = (0..indices.len())
+        .map(|f| {
+            let [a, b, c] = corners(f);
+            triangle_normal(&a, &b, &c)
+        })
+        .collect();
+    let mut around = vec![Vec::new(); pts.len()];
+    for (f, t) in indices.iter().enumerate().filter(|(f, _)| normals[*f].is_some()) {
+        t.iter().for_each(|&i| around[i as usize].push(f));
     }
-    normals.iter_mut().for_each(|n| *n = n.try_normalize(0.0).unwrap_or_else(Vec3::zeros));
-    let mut radius = vec![Real::INFINITY; pts.len()];
-    for t in indices {
-        for [a, b] in [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]].map(|e| e.map(|i| i as usize)) {
-            let angle = normals[a].dot(&normals[b]).clamp(-1.0, 1.0).acos();
-            if angle > 0.0 {
-                let r = (pts[b] - pts[a]).norm() / angle;
-                radius[a] = radius[a].min(r);
-                radius[b] = radius[b].min(r);
+    fn root(fan: &mut [usize], mut a: usize) -> usize {
+        while fan[a] != a {
+            fan[a] = fan[fan[a]];
+            a = fan[a];
+        }
+        a
+    }
+    // per triangle, the normal at each corner: the angle-weighted mean of its smooth fan
+    let mut corner_normals = vec![[Vec3::zeros(); 3]; indices.len()];
+    for (v, faces) in around.iter().enumerate() {
+        let slot = |f: usize| indices[f].iter().position(|&i| i as usize == v).expect("a face around v");
+        // the fan's faces joined across the smooth edges at v (each shares v and one more vertex)
+        let mut fan: Vec<usize> = (0..faces.len()).collect();
+        for a in 0..faces.len() {
+            for b in a + 1..faces.len() {
+                let (f, g) = (faces[a], faces[b]);
+                let shared = indices[f].iter().filter(|i| indices[g].contains(i)).count();
+                let smooth = normals[f].zip(normals[g]).is_some_and(|(n, m)| n.dot(&m) >= SHARP_EDGE_COS);
+                if shared == 2 && smooth {
+                    let (ra, rb) = (root(&mut fan, a), root(&mut fan, b));
+                    fan[ra] = rb;
+                }
             }
         }
+        let mut sums = vec![Vec3::zeros(); faces.len()];
+        for (a, &f) in faces.iter().enumerate() {
+            let (k, c) = (slot(f), corners(f));
+            let (to_next, to_prev) = (c[(k + 1) % 3] - c[k], c[(k + 2) % 3] - c[k]);
+            sums[root(&mut fan, a)] += normals[f].expect("kept") * to_next.angle(&to_prev);
+        }
+        for (a, &f) in faces.iter().enumerate() {
+            corner_normals[f][slot(f)] =
+                sums[root(&mut fan, a)].try_normalize(0.0).unwrap_or_else(Vec3::zeros);
+        }
     }
-    radius
+    (0..indices.len())
+        .map(|f| {
+            let (c, n) = (corners(f), corner_normals[f]);
+            (0..3)
+                .map(|k| {
+                    let angle = n[k].dot(&n[(k + 1) % 3]).clamp(-1.0, 1.0).acos();
+                    if angle > 0.0 {
+                        (c[(k + 1) % 3] - c[k]).norm() / angle
+                    } else {
+                        Real::INFINITY
+                    }
+                })
+                .fold(Real::INFINITY, Real::min)
+        })
+        .collect()
 }
 
 /// A parry `TriMesh` (with its BVH); closed meshes are `ORIENTED` for inside tests.
@@ -899,8 +940,29 @@ mod tests {
         curvature_radii(&pts, &mesh.triangles)
     }
 
+    /// A closed cylinder of radius `r` and height 1 along z with `sides` sides, its caps fans
+    /// from their centres: the side triangles first (2 per side), then the caps'.
+    fn cylinder(sides: u32, r: Real) -> shapes::TriMesh {
+        let angle = |k: u32| 2.0 * std::f64::consts::PI * Real::from(k % sides) / Real::from(sides);
+        let mut positions: Vec<Vec3> = (0..2 * sides)
+            .map(|k| Vec3::new(r * angle(k).cos(), r * angle(k).sin(), Real::from(k / sides)))
+            .collect();
+        positions.extend([Vec3::zeros(), Vec3::z()]);
+        let (bottom, top) = (2 * sides, 2 * sides + 1);
+        let mut triangles = Vec::new();
+        for k in 0..sides {
+            let next = (k + 1) % sides;
+            triangles.extend([[k, next, sides + next], [k, sides + next, sides + k]]);
+        }
+        for k in 0..sides {
+            let next = (k + 1) % sides;
+            triangles.extend([[bottom, next, k], [top, sides + k, sides + next]]);
+        }
+        shapes::TriMesh { positions, triangles }
+    }
+
     #[test]
-    fn curvature_radii_are_a_spheres_radius_and_infinite_on_a_plane() {
+    fn curvature_radii_are_a_spheres_radius_a_cylinders_on_its_sides_and_infinite_on_flat_faces() {
         // a UV sphere's poles have fans of thin triangles: area-weighted vertex normals put its
         // radius at 0.514–0.600 m there, angle-weighted ones at 0.591–0.600
         for (name, mesh) in
@@ -911,5 +973,14 @@ mod tests {
         }
         let r = radii(&shapes::grid(5, 5, 0.1));
         assert!(r.iter().all(|r| r.is_infinite()), "{r:?}");
+        // the caps' edges are creases: blended across them, the rims' normals leaned 45° and the
+        // sides' radius came out at 0.37 m
+        let r = radii(&cylinder(64, 0.3));
+        let (sides, caps) = r.split_at(128);
+        assert!(sides.iter().all(|r| (r / 0.3 - 1.0).abs() < 0.01), "sides: {sides:?}");
+        assert!(caps.iter().all(|r| r.is_infinite()), "caps: {caps:?}");
+        // a box (a cylinder of 4 sides) has no bend, only creases
+        let r = radii(&cylinder(4, 0.5));
+        assert!(r.iter().all(|r| r.is_infinite()), "box: {r:?}");
     }
 }
