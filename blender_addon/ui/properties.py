@@ -370,9 +370,10 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
             "Colliders' Friction as Blender's Cloth applies it: a Coulomb coefficient (Friction / 100; a cloth "
             "slides down a slope steeper than its angle and holds on a shallower one), the same at any number of "
             "substeps. Off: a share of the sliding (Friction / 80) removed every substep, so more substeps slide "
-            "less, the behaviour of files made before. Blender's Cloth also slows whatever slides on a collider, so "
-            "a cloth draped on a curved collider that Cloth holds at Friction 3-5 needs about 20 here (a cloth holds "
-            "where the surface under it is tilted less than the friction angle: 2.9 degrees at Friction 5)"
+            "less, the behaviour of files made before. A cloth holds where the surface under it is tilted less than "
+            "the friction angle (2.9 degrees at Friction 5). A cloth dropped onto a curved collider rebounds from its "
+            "landing's stretch, which Blender's Cloth damps: one Cloth holds there at Friction 5 slides off at the "
+            "default Settling and holds with Settling 20 (or Friction 20)"
         ),
         default=True,
         update=_object_setting,

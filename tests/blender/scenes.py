@@ -1,6 +1,7 @@
 """Scene builders and readers shared by the Blender tests."""
 
 import importlib
+import math
 
 import bpy
 import numpy as np
@@ -239,6 +240,75 @@ def _on_the_sphere(friction, location, cuts, size):
     bpy.context.active_object.collision.cloth_friction = friction
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=cuts, y_subdivisions=cuts, size=size, location=location)
     return bpy.context.active_object
+
+
+#: The strip over a cylinder of issue 30, shared with tests/bench/capstan_vs_cloth.py: a
+#: cylinder of radius `STRIP_RADIUS` (64 sides, its axis along y) with Collision physics, and a
+#: strip of quads `STRIP_SPACING` long and wide laid over its top on a circle of radius
+#: `STRIP_PATH` (its Outer Thickness above the surface), hanging `STRIP_SIDES` m on each side.
+STRIP_RADIUS = 0.3
+STRIP_PATH = 0.32
+STRIP_SIDES = (0.3, 0.45)
+STRIP_SPACING = 0.02
+
+
+def strip_scene(friction):
+    """Empties the scene, adds the cylinder with Collision Friction `friction` and the strip,
+    whose rest shape is the one it starts in: up its light side at x = −`STRIP_PATH`, over the
+    arc, down its heavy side at x = +`STRIP_PATH`. Returns (strip, index of the first of the
+    two vertices at the middle of the arc)."""
+    for o in list(bpy.data.objects):
+        bpy.data.objects.remove(o)
+    bpy.ops.mesh.primitive_cylinder_add(vertices=64, radius=STRIP_RADIUS, depth=0.6, rotation=(math.pi / 2, 0.0, 0.0))
+    bpy.ops.object.modifier_add(type="COLLISION")
+    bpy.context.active_object.collision.cloth_friction = friction
+    light, heavy = (round(side / STRIP_SPACING) for side in STRIP_SIDES)
+    arc = round(math.pi * STRIP_PATH / STRIP_SPACING)
+    path = [(-STRIP_PATH, -STRIP_SPACING * (light - k)) for k in range(light)]
+    path += [(STRIP_PATH * math.sin(math.pi * (k / arc - 0.5)), STRIP_PATH * math.cos(math.pi * (k / arc - 0.5)))
+             for k in range(arc + 1)]
+    path += [(STRIP_PATH, -STRIP_SPACING * k) for k in range(1, heavy + 1)]
+    verts = [(x, y, z) for x, z in path for y in (-STRIP_SPACING / 2, STRIP_SPACING / 2)]
+    faces = [(2 * k, 2 * k + 1, 2 * k + 3, 2 * k + 2) for k in range(len(path) - 1)]
+    mesh = bpy.data.meshes.new("strip")
+    mesh.from_pydata(verts, [], faces)
+    obj = bpy.data.objects.new("strip", mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    return obj, 2 * (light + arc // 2)
+
+
+def strip_angle(points, middle):
+    """The angle (degrees) of the strip's middle (`points` (n, 3) of the strip, `middle` from
+    `strip_scene`) from the cylinder's top, seen from its axis, positive toward the heavy side."""
+    p = 0.5 * (points[middle] + points[middle + 1])
+    return math.degrees(math.atan2(p[0], p[2]))
+
+
+def strip_coulomb_mu():
+    """The least Coulomb coefficient that holds the strip (tests/bench/capstan_vs_cloth.py
+    derives it): with T the tension at the angle φ from the top toward the heavy side, ρ g its
+    weight per length and r = `STRIP_PATH`, a strip about to slip toward its heavy side has
+    dT/dφ = μ (T + ρ g r cos φ) − ρ g r sin φ (the normal force per length is T/r + ρ g cos φ)
+    from T(−π/2) = ρ g × its light side, and it holds while T(π/2) ≤ ρ g × its heavy side.
+    Integrated by the midpoint rule in 20,000 steps, and bisected on μ."""
+    light, heavy = STRIP_SIDES
+    r, n = STRIP_PATH, 20_000
+    dphi = math.pi / n
+
+    def held(mu):  # T(π/2)/(ρ g)
+        t = light
+        for k in range(n):
+            phi = -math.pi / 2 + (k + 0.5) * dphi
+            t += dphi * (mu * (t + r * math.cos(phi)) - r * math.sin(phi))
+        return t
+
+    lo, hi = 0.0, 2.0
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if held(mid) < heavy else (lo, mid)
+    return 0.5 * (lo + hi)
 
 
 def cloth_centroids(obj, frames):

@@ -8,7 +8,18 @@ import math
 import bpy
 import numpy as np
 
-from scenes import DRAPE_OFFSET, Reports, addon_module, cloth_centroids, drape_scene, patch_scene, read_pc2
+from scenes import (
+    DRAPE_OFFSET,
+    Reports,
+    addon_module,
+    cloth_centroids,
+    drape_scene,
+    patch_scene,
+    read_pc2,
+    strip_angle,
+    strip_coulomb_mu,
+    strip_scene,
+)
 
 THETA = math.radians(20.0)
 #: down the slope: the plane is turned by θ about y, so it descends along x
@@ -160,6 +171,38 @@ def test_a_cloth_patch_on_a_sphere_holds_below_the_friction_angle_and_slides_off
             assert abs(cmsc[-1] - cmsc[5]) < 0.3, f"held below the friction angle: {cmsc[5]:.2f}° → {cmsc[-1]:.2f}°"
         else:
             assert cmsc[-1] > 30.0, f"slides off above the friction angle: {cmsc[5]:.2f}° → {cmsc[-1]:.2f}°"
+
+
+def test_a_stiff_strip_over_a_cylinder_holds_from_coulombs_friction_and_its_bake_succeeds(scene):
+    """A 10,000 N/m strip hanging 0.3 m and 0.45 m over a 0.3 m cylinder (`strip_scene`):
+    Coulomb's law, with the strip's tension (the capstan equation) and its weight on the arc,
+    holds it from μ = 0.061 (`strip_coulomb_mu`). At twice that it holds, and its bake
+    succeeds: the contact bound reads the cylinder's sides as their own radius. Before, the
+    normals at its rims, blended with its caps', put that radius at 0.37 m, the bound took too
+    few steps, the contacts stretched the strip, and the energy audit stopped the bake ("gained
+    0.080 J from nothing ... the charges": it carries none). At half, the strip slides off."""
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    frames = 48
+    sc.frame_start, sc.frame_end = 1, frames
+    mu = strip_coulomb_mu()
+    assert abs(mu - 0.0612) < 0.0005, mu
+    for ratio in (2.0, 0.5):
+        obj, middle = strip_scene(100.0 * mu * ratio)
+        s = obj.cmsc
+        s.enabled = True
+        s.frame_start, s.frame_end = 1, frames
+        s.stiffness, s.bending_stiffness = 10_000.0, 0.0
+        s.cache_path = str(tmp / f"strip_{ratio:g}.pc2")
+        _, job = addon_module("ui.bake").bake(bpy.context, obj, Reports())
+        assert job.frames_done == frames and job.error == "", job.error
+        angle = [strip_angle(x, middle) for x in read_pc2(s.cache_path)]
+        moved = f"{angle[11]:.2f}° at frame 12 → {angle[-1]:.2f}° at {frames}"
+        print(f"{ratio:g} × Coulomb's friction: the middle at {moved}")
+        if ratio > 1.0:
+            assert abs(angle[-1] - angle[11]) < 0.5, f"holds at twice Coulomb's friction: {moved}"
+        else:
+            assert angle[-1] > 90.0, f"slides off at half Coulomb's friction: {moved}"
 
 
 def test_an_uncharged_stiff_cloth_landing_on_a_sphere_is_not_called_energy_from_nothing(scene):
