@@ -95,6 +95,25 @@ def energy_gain(start, end, floor):
     return gain if gain > ENERGY_GAIN_LIMIT * motion and gain > floor else None
 
 
+def gained_text(gain, frame, start, end):
+    """What an artist reads when a bake's motion gained `gain` J from nothing by `frame`, from
+    the library's energies at its `start` and `end`: the cause is the charges' kick where the
+    scene has Coulomb energy, else the contacts, which put vertices back on a surface after the
+    spring step and can stretch a stiff mesh pressed onto a curved collider or onto itself."""
+    if start["coulomb"] or end["coulomb"]:
+        cause = "for how close the charges come, and the frames show motion the charges could not supply"
+    else:
+        cause = (
+            "for the contacts (the scene carries no charge): a stiff mesh pressed onto a curved collider or onto "
+            "itself is stretched where the contacts put it back, and the frames show motion nothing supplied"
+        )
+    return (
+        f"the motion gained {gain:.3g} J from nothing by frame {frame}, where nothing drives the scene (its kinetic "
+        f"energy at the end: {end['kinetic']:.3g} J): the steps are too long {cause}. Turn on Adaptive Substeps or "
+        f"raise Substeps"
+    )
+
+
 def _size(points):
     """The diagonal of the bounding box of (n, 3) `points` (m)."""
     return float(np.linalg.norm(points.max(axis=0) - points.min(axis=0))) if len(points) else 0.0
@@ -454,10 +473,4 @@ def _frames(job, sim, writers, on_frame):
         floor = 1e-6 * float(np.sum(job.masses)) * _size(job.x0) ** 2
         gain = energy_gain(start, end, floor)
         if gain is not None:
-            job.stop(
-                Outcome.GAINED_ENERGY,
-                f"the motion gained {gain:.3g} J from nothing by frame {job.start_frame + job.frames}, where nothing "
-                f"drives the scene (its kinetic energy at the end: {end['kinetic']:.3g} J): the steps are too long "
-                f"for how close the charges come, and the frames show motion the charges could not supply. "
-                f"Turn on Adaptive Substeps or raise Substeps",
-            )
+            job.stop(Outcome.GAINED_ENERGY, gained_text(gain, job.start_frame + job.frames, start, end))

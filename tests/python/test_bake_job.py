@@ -211,7 +211,7 @@ def test_a_bake_that_makes_energy_from_nothing_is_reported_with_its_frames(lib_p
 
 
 def test_what_drives_a_scene_is_named_and_an_undriven_one_has_nothing(lib_path, tmp_path):
-    from sim.bake_job import drives, energy_gain
+    from sim.bake_job import drives, energy_gain, gained_text
 
     j = passing_triangles(lib_path, tmp_path / "a.pc2", adaptive=False)
     assert drives(j) == ""
@@ -233,6 +233,10 @@ def test_what_drives_a_scene_is_named_and_an_undriven_one_has_nothing(lib_path, 
     held = {"kinetic": 0.0003, "spring": 4.5423, "coulomb": 0.0, "external": 2.1068, "total": 6.6493}
     assert energy_gain(drop, held, 0.0) is None
     assert energy_gain(drop, {**held, "spring": 6.8, "total": 8.9071}, 0.0) == pytest.approx(2.5306)
+    # the words name the cause: the charges where the scene has Coulomb energy, else the contacts
+    assert "how close the charges come" in gained_text(0.5, 48, start, {**start, "total": 5.3})
+    uncharged = gained_text(0.08, 48, drop, {**held, "spring": 6.8, "total": 8.9071})
+    assert "carries no charge" in uncharged and "how close the charges" not in uncharged, uncharged
     # a scene at rest: rounding is no gain
     rest = {"kinetic": 0.0, "spring": 0.0, "coulomb": 0.0, "external": 0.0, "total": 0.0}
     assert energy_gain(rest, {**rest, "kinetic": 5e-27, "total": 6e-27}, 1e-9) is None
