@@ -287,6 +287,45 @@ def bake_cmsc(module, scene, obj):
     return job, t1 - t0, t2 - t1, t3 - t2
 
 
+def gravity_scene(user_dir, zip_path, frames):
+    """Starts Blender with the scratch user folder `user_dir` (set before bpy starts: never the
+    real profile), installs the add-on from `zip_path` and sets the scene to 24 fps, frames
+    1..`frames`, gravity on; returns the add-on's module."""
+    os.environ["BLENDER_USER_RESOURCES"] = user_dir
+    import bpy
+
+    module = install(zip_path)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = 1, frames
+    scene.cmsc.use_gravity = True
+    return module
+
+
+def settings_of(text):
+    """The `Object.cmsc` settings {name: value} written "name=value;name=value"."""
+    return dict(kv.split("=", 1) for kv in text.split(";") if kv)
+
+
+def bake_frames(module, obj, settings, cache, frames):
+    """Bakes `obj` over frames 1..`frames` with `settings` ({name: value} of `Object.cmsc` over
+    the add-on's defaults) into the PC2 file `cache`; returns its positions (frames, n, 3), in
+    the object's space. Exits where the bake stops."""
+    import bpy
+    import numpy as np
+
+    s = obj.cmsc
+    s.enabled = True
+    s.frame_start, s.frame_end = 1, frames
+    s.cache_path = cache
+    for name, value in settings.items():
+        setattr(s, name, type(getattr(s, name))(value))
+    job, *_ = bake_cmsc(module, bpy.context.scene, obj)
+    if job.error:
+        sys.exit(f"the cmsc bake stopped: {job.error}")
+    return np.fromfile(cache, dtype="<f4", offset=32).reshape(frames, -1, 3)
+
+
 def steps_taken(job, s, adaptive):
     """(mean, most) steps per frame the bake took, or a text where only that is known."""
     steps = list(getattr(job, "steps", None) or [])

@@ -34,11 +34,9 @@ import os
 import sys
 import tempfile
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bake_benchmark import ROOT, bake_cmsc, install  # noqa: E402
+from bake_benchmark import ROOT, bake_frames, gravity_scene, settings_of  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "blender"))  # scenes.py: imported after bpy starts
 
@@ -66,25 +64,13 @@ def cloth(friction, bending, steps):
 
 
 def cmsc(module, friction, settings, bending, cache):
-    """The middle's angle at each frame of the cmsc bake with `settings` (of `Object.cmsc`) over
-    the add-on's defaults."""
-    import bpy
-
+    """The middle's angle at each frame of the cmsc bake with `bending` and `settings` (of
+    `Object.cmsc`) over the add-on's defaults."""
     from scenes import strip_angle, strip_scene
 
     obj, mid = strip_scene(friction)
-    s = obj.cmsc
-    s.enabled = True
-    s.frame_start, s.frame_end = 1, FRAMES
-    s.bending_stiffness = bending
-    for name, value in settings.items():
-        setattr(s, name, type(getattr(s, name))(value))
-    s.cache_path = cache
-    job, *_ = bake_cmsc(module, bpy.context.scene, obj)
-    if job.error:
-        sys.exit(f"the cmsc bake stopped: {job.error}")
-    pc2 = np.fromfile(cache, dtype="<f4", offset=32).reshape(FRAMES, -1, 3)
-    return [strip_angle(frame, mid) for frame in pc2]
+    frames = bake_frames(module, obj, {"bending_stiffness": bending, **settings}, cache, FRAMES)
+    return [strip_angle(x, mid) for x in frames]
 
 
 def main():
@@ -96,16 +82,11 @@ def main():
     p.add_argument("--zip", default=os.path.join(ROOT, "dist", "cmsc-0.1.0-linux-x64.zip"))
     p.add_argument("--user-dir", default=os.path.join(tempfile.gettempdir(), "cmsc-capstan-user"))
     args = p.parse_args()
-    os.environ["BLENDER_USER_RESOURCES"] = args.user_dir  # before bpy starts: never the real profile
-    import bpy  # noqa: E402
+    module = gravity_scene(args.user_dir, args.zip, FRAMES)
+    import bpy
 
-    module = install(args.zip)
     from scenes import STRIP_PATH, STRIP_SIDES, strip_coulomb_mu  # after bpy: it imports bpy
 
-    scene = bpy.context.scene
-    scene.render.fps = 24
-    scene.frame_start, scene.frame_end = 1, FRAMES
-    scene.cmsc.use_gravity = True
     mu = strip_coulomb_mu()
     light, heavy = STRIP_SIDES
     print(f"Blender {bpy.app.version_string}; sides {light} and {heavy} m over r = {STRIP_PATH} m: Coulomb holds from "
@@ -115,7 +96,7 @@ def main():
         for friction in map(float, args.friction.split(",")):
             a = cloth(friction, args.bending, args.cloth_steps)
             cache = os.path.join(tmp, f"strip_{friction:g}.pc2")
-            b = cmsc(module, friction, dict(kv.split("=", 1) for kv in args.cmsc.split(";")), args.bending, cache)
+            b = cmsc(module, friction, settings_of(args.cmsc), args.bending, cache)
             angles = [f"{v[k]:.1f}" for v in (a, b) for k in (11, -1)]
             cells = [f"{friction:g}", f"{friction / (100 * mu):.2f}", *angles]
             print("| " + " | ".join(cells) + " |", flush=True)

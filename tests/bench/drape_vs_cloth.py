@@ -23,7 +23,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bake_benchmark import ROOT, bake_cmsc, install  # noqa: E402
+from bake_benchmark import ROOT, bake_frames, gravity_scene, settings_of  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "blender"))  # scenes.py: imported after bpy starts
 
@@ -41,22 +41,10 @@ def parse():
 
 def cmsc(module, friction, settings, cache):
     """Centroids (frames × 3, world) of the cmsc bake with `settings` over the add-on's defaults."""
-    import bpy
-
     from scenes import drape_scene
 
     obj = drape_scene(friction)
-    s = obj.cmsc
-    s.enabled = True
-    s.frame_start, s.frame_end = 1, FRAMES
-    s.cache_path = cache
-    for name, value in settings.items():
-        setattr(s, name, type(getattr(s, name))(value))
-    job, *_ = bake_cmsc(module, bpy.context.scene, obj)
-    if job.error:
-        sys.exit(f"the cmsc bake stopped: {job.error}")
-    pc2 = np.fromfile(cache, dtype="<f4", offset=32).reshape(FRAMES, -1, 3)
-    return pc2.mean(axis=1) + np.array(obj.location)
+    return bake_frames(module, obj, settings, cache, FRAMES).mean(axis=1) + np.array(obj.location)
 
 
 def row(name, friction, c):
@@ -69,19 +57,12 @@ def row(name, friction, c):
 
 def main():
     args = parse()
-    os.environ["BLENDER_USER_RESOURCES"] = args.user_dir  # before bpy starts: never the real profile
-    import bpy  # noqa: E402
+    module = gravity_scene(args.user_dir, args.zip, FRAMES)
+    import bpy
 
-    module = install(args.zip)
     from scenes import DRAPE_OFFSET, cloth_centroids, drape_scene  # after bpy: it imports bpy
 
-    scene = bpy.context.scene
-    scene.render.fps = 24
-    scene.frame_start, scene.frame_end = 1, FRAMES
-    scene.cmsc.use_gravity = True
-    variants = [("cmsc (defaults)", {})]
-    for text in args.cmsc:
-        variants.append((f"cmsc {text}", dict(kv.split("=", 1) for kv in text.split(";"))))
+    variants = [("cmsc (defaults)", {})] + [(f"cmsc {text}", settings_of(text)) for text in args.cmsc]
     print(f"Blender {bpy.app.version_string}; centroid x (m) at frames 24, 48, 72 (start {DRAPE_OFFSET}) and z at 72\n")
     print("| solver | Friction | x 24 | x 48 | x 72 | z 72 | |\n|---|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
