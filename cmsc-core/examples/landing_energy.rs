@@ -55,14 +55,8 @@ fn main() {
     let (mut sys, structural) =
         landing::landing(side, radius, stiffness, mu, 1.0 / (24.0 * steps.max(1) as Real));
     let n = sys.n_vertices();
-    // the wave speed of the contact bound (System::advance): √(Σ_s k_s l_s² / m_i), largest
-    let mut wave = vec![0.0; n];
-    let springs = sys.springs();
-    for ((&[a, b], &k), &l) in springs.ends().iter().zip(springs.stiffness()).zip(springs.rest_lengths()) {
-        wave[a as usize] += k * l * l;
-        wave[b as usize] += k * l * l;
-    }
-    let c = wave.iter().zip(sys.masses()).fold(0.0, |c: Real, (&w, &m)| c.max((w / m).sqrt()));
+    // the wave speed of the contact bound (System::advance), largest
+    let c = sys.wave_speeds().into_iter().fold(0.0, Real::max);
     let schedule = match steps {
         0 => "advance".to_string(),
         _ => format!("{steps} steps per frame, c h / R = {:.2}", c / (24.0 * steps as Real) / radius),

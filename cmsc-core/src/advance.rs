@@ -314,40 +314,6 @@ impl Ramp {
         h
     }
 
-    /// The largest step the contacts allow (s) over a call of `seconds`, module docs: every free
-    /// vertex with springs that meets an obstacle in the call ([`MEET_FRACTION`]) where it is
-    /// curved asks for `h ≤ factor R / c_i`, with `c_i² = Σ_s k_s l_s² / m_i` over its springs
-    /// and `R` the obstacle's radius of curvature there.
-    fn contact_bound(&self, sys: &System, seconds: Real, factor: Real) -> Real {
-        let (model, x, v) = (&sys.model, &sys.state.x, &sys.state.v);
-        let (colliders, meshes) = (&model.colliders, &model.mesh_colliders);
-        if factor.is_infinite() || (colliders.spheres.is_empty() && meshes.meshes().is_empty()) {
-            return Real::INFINITY;
-        }
-        let mut wave = vec![0.0; x.len()]; // Σ_s k_s l_s²
-        let mut shortest = vec![Real::INFINITY; x.len()];
-        let springs = &model.springs;
-        for ((&[a, b], &k), &l) in springs.ends().iter().zip(springs.stiffness()).zip(springs.rest_lengths())
-        {
-            for i in [a as usize, b as usize] {
-                wave[i] += k * l * l;
-                shortest[i] = shortest[i].min(l);
-            }
-        }
-        let step = sys.state.steps;
-        (0..x.len())
-            .into_par_iter()
-            .filter(|&i| !model.pins.pinned[i] && wave[i] > 0.0)
-            .map(|i| {
-                let tolerance = MEET_FRACTION * shortest[i];
-                let radius = colliders
-                    .meet(&x[i], &v[i], seconds, tolerance)
-                    .min(meshes.meet(&x[i], &v[i], seconds, step, tolerance));
-                factor * radius / (wave[i] / model.mass[i]).sqrt()
-            })
-            .reduce(|| Real::INFINITY, Real::min)
-    }
-
     /// The largest step the motion allows (s) over a call of `seconds`, module docs.
     fn motion_bound(&self, sys: &System, seconds: Real, factor: Real) -> Real {
         let (model, x) = (&sys.model, &sys.state.x);
@@ -366,6 +332,47 @@ impl Ramp {
             Real::INFINITY
         }
     }
+}
+
+/// Over every vertex, `Σ_s k_s l_s²` (N m) and the shortest rest length (m, ∞ without
+/// springs) of the springs at it: the wave speed's square times the mass, and the scale of
+/// the contact bound's tolerance.
+fn spring_waves(model: &crate::model::Model, n: usize) -> (Vec<Real>, Vec<Real>) {
+    let mut wave = vec![0.0; n];
+    let mut shortest = vec![Real::INFINITY; n];
+    let springs = &model.springs;
+    for ((&[a, b], &k), &l) in springs.ends().iter().zip(springs.stiffness()).zip(springs.rest_lengths()) {
+        for i in [a as usize, b as usize] {
+            wave[i] += k * l * l;
+            shortest[i] = shortest[i].min(l);
+        }
+    }
+    (wave, shortest)
+}
+
+/// The largest step the contacts allow (s) over a call of `seconds`, module docs: every free
+/// vertex with springs that meets an obstacle in the call ([`MEET_FRACTION`]) where it is
+/// curved asks for `h ≤ factor R / c_i`, with `c_i² = Σ_s k_s l_s² / m_i` over its springs
+/// and `R` the obstacle's radius of curvature there.
+fn contact_bound(sys: &System, seconds: Real, factor: Real) -> Real {
+    let (model, x, v) = (&sys.model, &sys.state.x, &sys.state.v);
+    let (colliders, meshes) = (&model.colliders, &model.mesh_colliders);
+    if factor.is_infinite() || (colliders.spheres.is_empty() && meshes.meshes().is_empty()) {
+        return Real::INFINITY;
+    }
+    let (wave, shortest) = spring_waves(model, x.len());
+    let step = sys.state.steps;
+    (0..x.len())
+        .into_par_iter()
+        .filter(|&i| !model.pins.pinned[i] && wave[i] > 0.0)
+        .map(|i| {
+            let tolerance = MEET_FRACTION * shortest[i];
+            let radius = colliders
+                .meet(&x[i], &v[i], seconds, tolerance)
+                .min(meshes.meet(&x[i], &v[i], seconds, step, tolerance));
+            factor * radius / (wave[i] / model.mass[i]).sqrt()
+        })
+        .reduce(|| Real::INFINITY, Real::min)
 }
 
 /// What a retry restores: the state, the obstacles, and what the stepper keeps across steps.
@@ -404,7 +411,7 @@ impl System {
         let h_max = ramp
             .charge_bound(self, bounds.charge)
             .min(ramp.motion_bound(self, seconds, bounds.motion))
-            .min(ramp.contact_bound(self, seconds, bounds.contact));
+            .min(contact_bound(self, seconds, bounds.contact));
         let mut k = floor;
         while k < max_steps && seconds / k as Real > h_max {
             k = k.saturating_mul(2).min(max_steps);
@@ -489,13 +496,44 @@ impl System {
     pub fn last_call_counts(&self) -> CallCounts {
         self.last_call
     }
+
+    /// Each vertex's wave speed on its springs (m/s): `c_i = √(Σ_s k_s l_s² / m_i)` over the
+    /// springs at it, 0 without springs; the speed of the contact bound
+    /// ([module docs](crate::advance)).
+    pub fn wave_speeds(&self) -> Vec<Real> {
+        let (wave, _) = spring_waves(&self.model, self.state.x.len());
+        wave.iter().zip(&self.model.mass).map(|(w, m)| (w / m).sqrt()).collect()
+    }
+
+    /// The equal steps over the next `seconds` that the contact bound asks for
+    /// ([module docs](crate::advance), the factor of [`System::set_step_bounds`]), from the
+    /// state and obstacles as they are: `⌈seconds / h_c⌉`, 1 where no vertex touches or is
+    /// about to strike a curved obstacle. [`System::advance`] takes at least as many (up to its
+    /// `max_steps`); a caller of fixed steps ([`System::step_n`]) can compare its own with it:
+    /// at fewer, a stiff mesh pressed onto a curved obstacle gains energy from nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
+    pub fn contact_steps(&self, seconds: Real) -> Result<u32> {
+        check_seconds(seconds)?;
+        let h = contact_bound(self, seconds, self.step_bounds.contact);
+        // ⌈seconds / h⌉, at least 1, saturating (a cast of a float to u32 saturates)
+        Ok(((seconds / h).ceil() as u32).max(1))
+    }
+}
+
+/// A call's duration: finite and positive.
+fn check_seconds(seconds: Real) -> Result<()> {
+    if seconds.is_finite() && seconds > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid("seconds", None, format!("{seconds} is not a finite duration > 0 s")))
+    }
 }
 
 /// [`System::advance`]'s argument checks.
 fn check_advance(seconds: Real, min_steps: u32, max_steps: u32) -> Result<()> {
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(Error::invalid("seconds", None, format!("{seconds} is not a finite duration > 0 s")));
-    }
+    check_seconds(seconds)?;
     if min_steps == 0 {
         return Err(Error::invalid("min_steps", None, "must be at least 1"));
     }

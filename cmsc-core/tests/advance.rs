@@ -340,3 +340,36 @@ fn a_cloth_landing_on_a_sphere_gains_no_energy_at_the_steps_the_contact_bound_ta
     assert!(soft < 0.0, "{soft} J");
     assert_eq!(soft_steps, landing_peak(0.6, 100.0, off, 12).1);
 }
+
+#[test]
+fn contact_steps_name_the_steps_the_contact_bound_asks_at_fixed_steps() {
+    // The landing at the add-on's fixed 3 steps per frame, where the 3,000 N/m cloth gains
+    // 18.8 J on the 0.6 m sphere. Before each frame `contact_steps` says what the contact bound
+    // asks: nothing more while the cloth falls free, and ⌈(1/24 s) c / (2.3 R)⌉ = 12 once it
+    // touches the sphere (c = 390 m/s, the sphere's triangles R = 0.59–0.60 m): the steps
+    // `advance` takes there. The default cloth (76 m/s) asks for 3 at most, and with the bound
+    // off nothing asks.
+    let asked = |stiffness: f64, bounds: StepBounds| -> Vec<u32> {
+        let (mut sys, _) = landing::landing(41, 0.6, stiffness, 0.05, FRAME / 3.0);
+        sys.set_step_bounds(bounds).unwrap();
+        (0..12)
+            .map(|_| {
+                let k = sys.contact_steps(FRAME).unwrap();
+                sys.step_n(3).unwrap();
+                k
+            })
+            .collect()
+    };
+    let (sys, _) = landing::landing(41, 0.6, 3000.0, 0.05, FRAME / 3.0);
+    let c = sys.wave_speeds().into_iter().fold(0.0, f64::max);
+    assert!((c / 390.0 - 1.0).abs() < 0.01, "{c} m/s");
+    let touching = [0.600, 0.590].map(|r| (FRAME * c / (StepBounds::default().contact * r)).ceil() as u32);
+    let stiff = asked(3000.0, StepBounds::default());
+    assert_eq!(stiff[..2], [1, 1], "falling free: {stiff:?}");
+    assert!(stiff[2..].iter().all(|k| (touching[0]..=touching[1]).contains(k)), "{touching:?}: {stiff:?}");
+    let soft = asked(100.0, StepBounds::default());
+    assert!(soft.iter().all(|&k| k <= 3) && soft.contains(&3), "{soft:?}");
+    let off = StepBounds { contact: f64::INFINITY, ..StepBounds::default() };
+    assert!(asked(3000.0, off).iter().all(|&k| k == 1));
+    assert!(sys.contact_steps(0.0).is_err() && sys.contact_steps(f64::NAN).is_err());
+}
