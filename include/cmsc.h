@@ -463,6 +463,20 @@ CmscStatus cmsc_advance(CmscSim *sim,
 CmscStatus cmsc_last_iterations(const CmscSim *sim,
                                 uint64_t *total);
 
+// Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the contact
+// bound of cmsc_advance asks for, from the state and obstacles as they are: ceil(seconds / h)
+// with h = 2.3 R / c_i least over the vertices that touch or are about to strike a sphere or a
+// mesh obstacle (R its radius of curvature there, c_i the wave speed of the vertex's
+// springs), 1 where none does. cmsc_advance takes at least as many (up to its max_steps); a
+// caller of fixed steps (cmsc_step) can compare its own with it: at fewer, a stiff mesh
+// pressed onto a curved obstacle gains energy from nothing. Changes nothing.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `steps` NULL or writable.
+CmscStatus cmsc_contact_steps(const CmscSim *sim,
+                              double seconds,
+                              uint32_t *steps);
+
 // Sets every vertex charge (C); `n` must equal the vertex count.
 //
 // # Safety

@@ -123,6 +123,30 @@ pub unsafe extern "C" fn cmsc_last_iterations(sim: *const CmscSim, total: *mut u
     })
 }
 
+/// Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the contact
+/// bound of cmsc_advance asks for, from the state and obstacles as they are: ceil(seconds / h)
+/// with h = 2.3 R / c_i least over the vertices that touch or are about to strike a sphere or a
+/// mesh obstacle (R its radius of curvature there, c_i the wave speed of the vertex's
+/// springs), 1 where none does. cmsc_advance takes at least as many (up to its max_steps); a
+/// caller of fixed steps (cmsc_step) can compare its own with it: at fewer, a stiff mesh
+/// pressed onto a curved obstacle gains energy from nothing. Changes nothing.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `steps` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_contact_steps(
+    sim: *const CmscSim,
+    seconds: f64,
+    steps: *mut u32,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_ref(sim)?, output(steps, 1, "steps")?) };
+        out[0] = sim.sys.contact_steps(seconds)?;
+        Ok(())
+    })
+}
+
 /// Sets every vertex charge (C); `n` must equal the vertex count.
 ///
 /// # Safety

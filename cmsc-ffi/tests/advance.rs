@@ -157,3 +157,43 @@ fn a_tolerance_runs_fewer_iterations() {
     // SAFETY: a handle from cmsc_create, destroyed once.
     unsafe { cmsc_destroy(sim) };
 }
+
+fn contact_steps(sim: *const CmscSim, seconds: f64) -> (CmscStatus, u32) {
+    let mut k = u32::MAX;
+    // SAFETY: a live handle, `k` writable.
+    let status = unsafe { cmsc_contact_steps(sim, seconds, &mut k) };
+    (status, k)
+}
+
+#[test]
+fn contact_steps_are_the_contact_bound_over_a_sphere_a_vertex_rests_on() {
+    // Vertex 27 (row 3, column 3: four 0.1 m springs and two 0.141 m diagonals of 50 N/m, 10 g)
+    // rests 0.5 mm above a sphere: c = √(Σ k l² / m) = √(4 N m / 0.01 kg) = 20 m/s, and the
+    // bound asks for ⌈(1/24 s) c / (2.3 R)⌉ steps per frame; no other vertex is near it.
+    let sim = cloth(0.0, FRAME);
+    assert_eq!(contact_steps(sim, FRAME), (CMSC_OK, 1), "no obstacle");
+    for radius in [0.05, 0.025] {
+        let center = [0.3, 0.3, -radius - 5e-4];
+        // SAFETY: a live handle; one centre and one radius.
+        assert_eq!(unsafe { cmsc_set_sphere_colliders(sim, center.as_ptr(), &radius, 1) }, CMSC_OK);
+        let expected = (FRAME * 20.0 / (2.3 * radius)).ceil() as u32;
+        assert_eq!(contact_steps(sim, FRAME), (CMSC_OK, expected), "R = {radius} m");
+    }
+    assert_eq!(contact_steps(sim, FRAME).1, 15);
+    let x = positions(sim, N);
+    for bad in [0.0, -FRAME, f64::NAN, f64::INFINITY] {
+        assert_eq!(contact_steps(sim, bad), (CMSC_INVALID_ARGUMENT, u32::MAX), "{bad}");
+        assert!(last_error().contains("seconds"), "{}", last_error());
+    }
+    // SAFETY: NULL handle / NULL out-pointer: rejected before any use.
+    unsafe {
+        assert_eq!(cmsc_contact_steps(ptr::null(), FRAME, &mut 0), CMSC_INVALID_ARGUMENT);
+        assert_eq!(cmsc_contact_steps(sim, FRAME, ptr::null_mut()), CMSC_INVALID_ARGUMENT);
+        assert!(last_error().contains("steps"), "{}", last_error());
+    }
+    assert_eq!(positions(sim, N), x, "asking changes nothing");
+    let (status, taken) = advance(sim, FRAME, 1, 64);
+    assert!(status == CMSC_OK && taken >= 15, "cmsc_advance takes at least as many: {taken}");
+    // SAFETY: a handle from cmsc_create, destroyed once.
+    unsafe { cmsc_destroy(sim) };
+}
