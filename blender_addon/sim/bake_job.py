@@ -285,6 +285,9 @@ class BakeJob(Setup):
     outcome: Outcome | None = None
     #: the time steps each baked frame took (adaptive substeps choose them)
     steps: list = field(default_factory=list)
+    #: at fixed substeps, the most steps per frame the contacts asked for and the first frame
+    #: that asked for more than the substeps (`Simulation.contact_steps`); None: none did
+    contact_shortfall: tuple | None = None
 
     def stop(self, outcome, text):
         """Ends the bake early as `outcome`, saying why in `error`."""
@@ -308,6 +311,11 @@ class BakeJob(Setup):
     @property
     def substeps(self):
         return self.group_charge.shape[1]
+
+    @property
+    def adaptive(self):
+        """Whether the library chooses the steps of each substep (`step_frame`)."""
+        return self.max_steps_per_frame // self.substeps > 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -410,6 +418,28 @@ def run(job, on_frame=None):
     return job.frames_done
 
 
+def _check_contact_steps(job, sim, frame):
+    """At fixed substeps, records in `job.contact_shortfall` the steps the contacts ask for over
+    the frame that starts (`frame` − 1 → `frame`) where they are more than the substeps."""
+    needed = sim.contact_steps(job.substeps * job.params.time_step)
+    if needed > job.substeps:
+        most, first = job.contact_shortfall or (0, frame)
+        job.contact_shortfall = (max(most, needed), first)
+
+
+def contact_warning(job):
+    """What the artist reads when a bake at fixed substeps took fewer steps than its contacts
+    asked for (`BakeJob.contact_shortfall`), or ""."""
+    if job.contact_shortfall is None:
+        return ""
+    most, first = job.contact_shortfall
+    return (
+        f"from frame {first} a stiff mesh touched a curved collider, where the contacts ask for up to {most} steps "
+        f"per frame and Substeps takes {job.substeps}: contacts at longer steps stretch the mesh and can give it "
+        f"energy from nothing (it jumps or is thrown off). Turn on Adaptive Substeps or raise Substeps to {most}"
+    )
+
+
 def _write(job, writers, positions, world_to_local):
     """One sample of every part into its cache, in its object's space; False (nothing written)
     when some coordinate is beyond what a float32 cache can hold."""
@@ -442,6 +472,8 @@ def _frames(job, sim, writers, on_frame):
         t0 = clock()
         frame = job.start_frame + f + 1
         try:
+            if not job.adaptive:
+                _check_contact_steps(job, sim, frame)
             job.steps.append(step_frame(sim, job, job.frame_inputs(f)))
             positions = sim.positions
         except DivergedError as e:

@@ -8,7 +8,7 @@ import secrets
 import threading
 
 from ..sim import methods
-from ..sim.bake_job import Outcome, run, steps_line
+from ..sim.bake_job import Outcome, contact_warning, run, steps_line
 from . import activity, bridge, cache, inputs, preferences, preview, watch
 
 
@@ -65,6 +65,15 @@ def report_warnings(job, report):
         report({"WARNING"}, f"cmsc: {text}")
 
 
+def report_contacts(job, report):
+    """Reports (and prints) that a bake at fixed substeps took fewer steps than its contacts
+    asked for (`contact_warning`), if it did."""
+    text = contact_warning(job)
+    if text:
+        print(f"cmsc: {text}", flush=True)
+        report({"WARNING"}, f"cmsc: {text}")
+
+
 def finish(scene, objects, job):
     """Makes what `job` baked play on each of `objects` (in the job's part order), and records
     what each was baked from (`watch`) and that they were baked together (`cache`)."""
@@ -85,6 +94,7 @@ def bake(context, obj, report):
         run(job, on_frame=progress_line)
     finally:
         finish(context.scene, objects, job)
+    report_contacts(job, report)
     if summary(job):
         print(f"cmsc: {summary(job)}", flush=True)
     if job.outcome is not Outcome.DONE:
@@ -128,6 +138,7 @@ class ModalBake:
             activity.bake_ended(o)
         finish(self.scene, self.objects, self.job)
         report_warnings(self.job, report)
+        report_contacts(self.job, report)
         if self.failure is not None:
             report({"ERROR"}, f"cmsc: bake failed: {self.failure}")
             return {"CANCELLED"}

@@ -4,6 +4,7 @@ Friction 5, holds at Friction 80 (μ = 0.8 > tan 20°), and slides the same at 5
 Substeps; files from before keep the per-step law they were made with."""
 
 import math
+import re
 
 import bpy
 import numpy as np
@@ -203,6 +204,44 @@ def test_a_stiff_strip_over_a_cylinder_holds_from_coulombs_friction_and_its_bake
             assert abs(angle[-1] - angle[11]) < 0.5, f"holds at twice Coulomb's friction: {moved}"
         else:
             assert angle[-1] > 90.0, f"slides off at half Coulomb's friction: {moved}"
+
+
+def test_a_fixed_substeps_bake_is_warned_where_its_contacts_ask_for_more_steps(scene):
+    """The stiff drape (3,000 N/m on the 0.6 m sphere) at fixed Substeps 3: touching the sphere
+    from frame 4, the contact bound asks for 10 steps per frame (Adaptive Substeps doubles 3 to
+    12). The bake runs as asked and a warning
+    names the steps and the frame; by frame 6 it has gained 12 J, which the energy
+    audit reports as the contacts' (the cloth carries no charge). With Adaptive Substeps it takes
+    the steps, and nothing is said. Before, the warning did not exist and the audit blamed the
+    charges."""
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    frames = 6
+    sc.frame_start, sc.frame_end = 1, frames
+    bake = addon_module("ui.bake").bake
+    asked = None
+    for adaptive in (False, True):
+        obj = drape_scene(5.0)
+        s = obj.cmsc
+        s.enabled = True
+        s.frame_start, s.frame_end = 1, frames
+        s.stiffness, s.substeps, s.adaptive_substeps = 3000.0, 3, adaptive
+        s.cache_path = str(tmp / f"drape_{adaptive}.pc2")
+        reports = Reports()
+        _, job = bake(bpy.context, obj, reports)
+        assert job.frames_done == frames, job.error
+        warned = reports.text("WARNING")
+        print(f"adaptive {adaptive}: steps {job.steps}; {warned or 'no warning'}; {job.error or 'no error'}")
+        if adaptive:
+            assert job.error == "" and "contacts" not in warned, warned
+            assert max(job.steps) >= asked, f"Adaptive Substeps takes what the contacts ask: {job.steps}, {asked}"
+        else:
+            assert "for the contacts (the scene carries no charge)" in job.error, job.error
+            assert job.steps == [3] * (frames - 1), job.steps
+            found = re.search(r"from frame (\d+) .* up to (\d+) steps per frame", warned)
+            assert found and int(found[1]) == 4 and 6 < int(found[2]) <= 12, warned
+            assert f"raise Substeps to {found[2]}" in warned and "Adaptive Substeps" in warned, warned
+            asked = int(found[2])
 
 
 def test_an_uncharged_stiff_cloth_landing_on_a_sphere_is_not_called_energy_from_nothing(scene):
