@@ -54,10 +54,11 @@
 //! `h_c = c_c R / c_i` ([`CONTACT_STEP_FACTOR`]), with `R` a sphere's radius, or a mesh
 //! obstacle's radius of curvature at the closest triangle (from the angle between its corners'
 //! normals over its edges' lengths, the normals not blended across creases sharper than 20°:
-//! a cylinder's sides have its radius, a box none). The ground is flat and asks nothing. The add-on's default
-//! cloth (100 N/m) on a 0.6 m sphere is within it at 3 steps per frame; on a 0.3 m sphere it
-//! takes 6 (at 3 it gained 12 J), and a 3,000 N/m one takes 12 on the 0.6 m sphere while it
-//! touches it. Self-contacts are not looked at.
+//! a cylinder's sides have its radius, a box none). The ground is flat and asks nothing. The
+//! add-on's default cloth (100 N/m) on a 0.6 m sphere is within it at 3 steps per frame; on a
+//! 0.3 m sphere it takes 6 (at 3 it gained 12 J), and a 3,000 N/m one takes 12 on the 0.6 m
+//! sphere while it touches it. Self-contacts are not looked at. [`System::contact_steps`] says
+//! what the bound asks for without stepping, for a caller of fixed steps.
 //!
 //! # Measurements
 //! `examples/step_economy.rs`, the bake benchmark's hanging cloth (2 m, top row pinned, 10 µC,

@@ -67,8 +67,9 @@ pub unsafe extern "C" fn cmsc_step(sim: *mut CmscSim, steps: u32) -> CmscStatus 
 /// or strikes a sphere or a mesh obstacle in the call takes h <= 2.3 R / c_i, with R the
 /// obstacle's radius of curvature there and c_i = sqrt(sum of k l^2 over its springs / m_i) the
 /// cloth's wave speed: a cloth projected onto a curved obstacle at longer steps gains energy
-/// from nothing). See the cmsc-core docs of `advance` for the derivation. The factorization for each step length used is built once and cached (up to 3
-/// step lengths; about 113 MB each at 100K vertices).
+/// from nothing; cmsc_contact_steps says what it asks for). See the cmsc-core docs of
+/// `advance` for the derivation. The factorization for each step length used is built once and
+/// cached (up to 3 step lengths; about 113 MB each at 100K vertices).
 ///
 /// Inputs set since the last step or advance are reached linearly over the k steps: step j
 /// (0-based) of k uses the fraction (j + 1) / k between the value in force at the start of the
