@@ -285,8 +285,8 @@ class BakeJob(Setup):
     outcome: Outcome | None = None
     #: the time steps each baked frame took (adaptive substeps choose them)
     steps: list = field(default_factory=list)
-    #: at fixed substeps, the most steps per frame the contacts asked for and the first frame
-    #: that asked for more than the substeps (`Simulation.contact_steps`); None: none did
+    #: the most steps per frame the contacts asked for and the first frame that asked for more
+    #: than the bake may take (`Simulation.contact_steps`, `most_steps`); None: none did
     contact_shortfall: tuple | None = None
 
     def stop(self, outcome, text):
@@ -316,6 +316,12 @@ class BakeJob(Setup):
     def adaptive(self):
         """Whether the library chooses the steps of each substep (`step_frame`)."""
         return self.max_steps_per_frame // self.substeps > 1
+
+    @property
+    def most_steps(self):
+        """The most steps a frame may take: the substeps, or with adaptive substeps as many
+        whole multiples of them as Max Substeps allows (`step_frame`)."""
+        return self.substeps * (self.max_steps_per_frame // self.substeps) if self.adaptive else self.substeps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -419,24 +425,30 @@ def run(job, on_frame=None):
 
 
 def _check_contact_steps(job, sim, frame):
-    """At fixed substeps, records in `job.contact_shortfall` the steps the contacts ask for over
-    the frame that starts (`frame` − 1 → `frame`) where they are more than the substeps."""
+    """Records in `job.contact_shortfall` the steps the contacts ask for over the frame that
+    starts (`frame` − 1 → `frame`) where they are more than the frame may take (`most_steps`)."""
     needed = sim.contact_steps(job.substeps * job.params.time_step)
-    if needed > job.substeps:
+    if needed > job.most_steps:
         most, first = job.contact_shortfall or (0, frame)
         job.contact_shortfall = (max(most, needed), first)
 
 
 def contact_warning(job):
-    """What the artist reads when a bake at fixed substeps took fewer steps than its contacts
-    asked for (`BakeJob.contact_shortfall`), or ""."""
+    """What the artist reads when a bake took fewer steps than its contacts asked for
+    (`BakeJob.contact_shortfall`), or ""."""
     if job.contact_shortfall is None:
         return ""
     most, first = job.contact_shortfall
+    if job.adaptive:
+        # each substep takes up to Max Substeps // Substeps steps
+        enough = job.substeps * -(-most // job.substeps)
+        limit, remedy = f"Max Substeps allows {job.most_steps}", f"Raise Max Substeps to {enough}"
+    else:
+        limit, remedy = f"Substeps takes {job.substeps}", f"Turn on Adaptive Substeps or raise Substeps to {most}"
     return (
         f"from frame {first} a stiff mesh touched a curved collider, where the contacts ask for up to {most} steps "
-        f"per frame and Substeps takes {job.substeps}: contacts at longer steps stretch the mesh and can give it "
-        f"energy from nothing (it jumps or is thrown off). Turn on Adaptive Substeps or raise Substeps to {most}"
+        f"per frame and {limit}: contacts at longer steps stretch the mesh and can give it energy from nothing (it "
+        f"jumps or is thrown off). {remedy}"
     )
 
 
@@ -472,8 +484,7 @@ def _frames(job, sim, writers, on_frame):
         t0 = clock()
         frame = job.start_frame + f + 1
         try:
-            if not job.adaptive:
-                _check_contact_steps(job, sim, frame)
+            _check_contact_steps(job, sim, frame)
             job.steps.append(step_frame(sim, job, job.frame_inputs(f)))
             positions = sim.positions
         except DivergedError as e:

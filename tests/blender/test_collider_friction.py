@@ -212,27 +212,31 @@ def test_a_fixed_substeps_bake_is_warned_where_its_contacts_ask_for_more_steps(s
     12). The bake runs as asked and a warning
     names the steps and the frame; by frame 6 it has gained 12 J, which the energy
     audit reports as the contacts' (the cloth carries no charge). With Adaptive Substeps it takes
-    the steps, and nothing is said. Before, the warning did not exist and the audit blamed the
-    charges."""
+    the steps, and nothing is said; capped by Max Substeps 6, it is told to raise it to 12 (each
+    of the 3 substeps takes up to 6 // 3 steps). Before, the warning did not exist and the audit
+    blamed the charges."""
     sc, tmp = scene
     sc.cmsc.use_gravity = True
     frames = 6
     sc.frame_start, sc.frame_end = 1, frames
     bake = addon_module("ui.bake").bake
     asked = None
-    for adaptive in (False, True):
+    for adaptive, most in ((False, 32), (True, 32), (True, 6)):
         obj = drape_scene(5.0)
         s = obj.cmsc
         s.enabled = True
         s.frame_start, s.frame_end = 1, frames
-        s.stiffness, s.substeps, s.adaptive_substeps = 3000.0, 3, adaptive
-        s.cache_path = str(tmp / f"drape_{adaptive}.pc2")
+        s.stiffness, s.substeps, s.adaptive_substeps, s.max_substeps = 3000.0, 3, adaptive, most
+        s.cache_path = str(tmp / f"drape_{adaptive}_{most}.pc2")
         reports = Reports()
         _, job = bake(bpy.context, obj, reports)
         assert job.frames_done == frames, job.error
         warned = reports.text("WARNING")
-        print(f"adaptive {adaptive}: steps {job.steps}; {warned or 'no warning'}; {job.error or 'no error'}")
-        if adaptive:
+        print(f"adaptive {adaptive}, Max Substeps {most}: steps {job.steps}; {warned or 'no warning'}")
+        if adaptive and most < asked:
+            assert max(job.steps) == 6 and "Max Substeps allows 6" in warned, (job.steps, warned)
+            assert "Raise Max Substeps to 12" in warned, warned
+        elif adaptive:
             assert job.error == "" and "contacts" not in warned, warned
             assert max(job.steps) >= asked, f"Adaptive Substeps takes what the contacts ask: {job.steps}, {asked}"
         else:
