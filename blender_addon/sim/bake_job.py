@@ -446,9 +446,9 @@ def contact_warning(job):
     else:
         limit, remedy = f"Substeps takes {job.substeps}", f"Turn on Adaptive Substeps or raise Substeps to {most}"
     return (
-        f"from frame {first} a stiff mesh touched a curved collider, where the contacts ask for up to {most} steps "
-        f"per frame and {limit}: contacts at longer steps stretch the mesh and can give it energy from nothing (it "
-        f"jumps or is thrown off). {remedy}"
+        f"from frame {first} a mesh touched a curved collider, where the contacts ask for up to {most} steps per "
+        f"frame (more for stiffer springs and tighter curves) and {limit}: contacts at longer steps stretch the mesh "
+        f"and can give it energy from nothing (it jumps or is thrown off). {remedy}"
     )
 
 
