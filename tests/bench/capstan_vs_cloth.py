@@ -46,21 +46,10 @@ FRAMES = 72
 def cloth(friction, bending, steps):
     """The middle's angle at each frame under Blender's Cloth at its defaults but `bending` and
     `steps` per frame."""
-    import bpy
-
-    from scenes import evaluated_coords, strip_angle, strip_scene
+    from scenes import cloth_frames, strip_angle, strip_scene
 
     obj, mid = strip_scene(friction)
-    bpy.ops.object.modifier_add(type="CLOTH")
-    obj.modifiers["Cloth"].point_cache.frame_end = FRAMES
-    obj.modifiers["Cloth"].settings.bending_stiffness = bending
-    obj.modifiers["Cloth"].settings.quality = steps
-    angles = []
-    for f in range(1, FRAMES + 1):
-        bpy.context.scene.frame_set(f)
-        angles.append(strip_angle(evaluated_coords(obj), mid))
-    bpy.context.scene.frame_set(1)
-    return angles
+    return [strip_angle(x, mid) for x in cloth_frames(obj, FRAMES, bending_stiffness=bending, quality=steps)]
 
 
 def cmsc(module, friction, settings, bending, cache):

@@ -311,14 +311,24 @@ def strip_coulomb_mu():
     return 0.5 * (lo + hi)
 
 
+def cloth_frames(obj, frames, **settings):
+    """Blender's Cloth on `obj` (the active object) at its defaults but `settings` (of its
+    `ClothSettings`), played through frames 1..`frames`: the evaluated vertex positions of each
+    frame in the object's space, (frames, n, 3)."""
+    bpy.ops.object.modifier_add(type="CLOTH")
+    cloth = obj.modifiers["Cloth"]
+    cloth.point_cache.frame_end = frames
+    for name, value in settings.items():
+        setattr(cloth.settings, name, value)
+    coords = []
+    for f in range(1, frames + 1):
+        bpy.context.scene.frame_set(f)
+        coords.append(evaluated_coords(obj))
+    bpy.context.scene.frame_set(1)
+    return np.array(coords)
+
+
 def cloth_centroids(obj, frames):
     """Blender's Cloth on `obj` at its defaults, played through frames 1..`frames`: the world
     centroid of each frame, (frames, 3)."""
-    bpy.ops.object.modifier_add(type="CLOTH")
-    obj.modifiers["Cloth"].point_cache.frame_end = frames
-    centroids = []
-    for f in range(1, frames + 1):
-        bpy.context.scene.frame_set(f)
-        centroids.append(evaluated_coords(obj).mean(axis=0) + np.array(obj.location))
-    bpy.context.scene.frame_set(1)
-    return np.array(centroids)
+    return cloth_frames(obj, frames).mean(axis=1) + np.array(obj.location)
