@@ -61,17 +61,20 @@ def report_warnings(job, report):
     """Reports (and prints) the job's GPU fallback note and input warnings (each names its
     object); the panels show each object's own (`activity.warnings`)."""
     for text in ([job.note] if job.note else []) + job.warnings:
-        print(f"cmsc: {text}", flush=True)
-        report({"WARNING"}, f"cmsc: {text}")
+        _warn(report, text)
 
 
 def report_contacts(job, report):
-    """Reports (and prints) that a bake at fixed substeps took fewer steps than its contacts
-    asked for (`contact_warning`), if it did."""
+    """Reports (and prints) that a bake took fewer steps than its contacts asked for
+    (`contact_warning`), if it did."""
     text = contact_warning(job)
     if text:
-        print(f"cmsc: {text}", flush=True)
-        report({"WARNING"}, f"cmsc: {text}")
+        _warn(report, text)
+
+
+def _warn(report, text):
+    print(f"cmsc: {text}", flush=True)
+    report({"WARNING"}, f"cmsc: {text}")
 
 
 def finish(scene, objects, job):

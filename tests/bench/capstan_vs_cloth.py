@@ -26,8 +26,8 @@ Blender's Cloth runs at its defaults but for its Steps per frame (`--cloth-steps
 5); cmsc at the add-on's defaults but for `--cmsc` (`name=value` settings of `Object.cmsc`,
 `;`-separated; by default `stiffness=3000`, N/m: a stiffer strip than the default cloth's).
 Both have the Bending of `--bending` (0: none; a strip bent at rest resists sliding its bends
-along). The add-on is installed from
-the zip (--zip, default the `make addon` output) into a scratch Blender user folder."""
+along). The add-on is installed from the zip (--zip, default the `make addon` output) into a
+scratch Blender user folder."""
 
 import argparse
 import os

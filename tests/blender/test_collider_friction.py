@@ -135,9 +135,10 @@ def test_a_file_from_before_keeps_the_per_step_friction(tmp_path):
         bpy.ops.wm.read_homefile(use_empty=True)
 
 
-def bake_centroids(obj, tmp, name, frames, **settings):
-    """Bakes `obj` with cmsc over frames 1..`frames` with `settings` of `Object.cmsc`; returns
-    the world centroid of each frame, (frames, 3)."""
+def bake_positions(obj, tmp, name, frames, **settings):
+    """Bakes `obj` with cmsc over frames 1..`frames` with `settings` of `Object.cmsc` into
+    <tmp>/<name>.pc2, asserting it succeeds; returns its positions, (frames, n, 3), in the
+    object's space."""
     s = obj.cmsc
     s.enabled = True
     s.frame_start, s.frame_end = 1, frames
@@ -146,7 +147,12 @@ def bake_centroids(obj, tmp, name, frames, **settings):
     s.cache_path = str(tmp / f"{name}.pc2")
     _, job = addon_module("ui.bake").bake(bpy.context, obj, Reports())
     assert job.frames_done == frames and job.error == "", job.error
-    return read_pc2(s.cache_path).mean(axis=1) + np.array(obj.location)
+    return read_pc2(s.cache_path)
+
+
+def bake_centroids(obj, tmp, name, frames, **settings):
+    """`bake_positions`' world centroid of each frame, (frames, 3)."""
+    return bake_positions(obj, tmp, name, frames, **settings).mean(axis=1) + np.array(obj.location)
 
 
 def test_a_cloth_patch_on_a_sphere_holds_below_the_friction_angle_and_slides_off_above_it(scene):
@@ -190,14 +196,8 @@ def test_a_stiff_strip_over_a_cylinder_holds_from_coulombs_friction_and_its_bake
     assert abs(mu - 0.0612) < 0.0005, mu
     for ratio in (2.0, 0.5):
         obj, middle = strip_scene(100.0 * mu * ratio)
-        s = obj.cmsc
-        s.enabled = True
-        s.frame_start, s.frame_end = 1, frames
-        s.stiffness, s.bending_stiffness = 10_000.0, 0.0
-        s.cache_path = str(tmp / f"strip_{ratio:g}.pc2")
-        _, job = addon_module("ui.bake").bake(bpy.context, obj, Reports())
-        assert job.frames_done == frames and job.error == "", job.error
-        angle = [strip_angle(x, middle) for x in read_pc2(s.cache_path)]
+        baked = bake_positions(obj, tmp, f"strip_{ratio:g}", frames, stiffness=10_000.0, bending_stiffness=0.0)
+        angle = [strip_angle(x, middle) for x in baked]
         moved = f"{angle[11]:.2f}° at frame 12 → {angle[-1]:.2f}° at {frames}"
         print(f"{ratio:g} × Coulomb's friction: the middle at {moved}")
         if ratio > 1.0:
@@ -209,12 +209,11 @@ def test_a_stiff_strip_over_a_cylinder_holds_from_coulombs_friction_and_its_bake
 def test_a_fixed_substeps_bake_is_warned_where_its_contacts_ask_for_more_steps(scene):
     """The stiff drape (3,000 N/m on the 0.6 m sphere) at fixed Substeps 3: touching the sphere
     from frame 4, the contact bound asks for 10 steps per frame (Adaptive Substeps doubles 3 to
-    12). The bake runs as asked and a warning
-    names the steps and the frame; by frame 6 it has gained 12 J, which the energy
-    audit reports as the contacts' (the cloth carries no charge). With Adaptive Substeps it takes
-    the steps, and nothing is said; capped by Max Substeps 6, it is told to raise it to 12 (each
-    of the 3 substeps takes up to 6 // 3 steps). Before, the warning did not exist and the audit
-    blamed the charges."""
+    12). The bake runs as asked and a warning names the steps and the frame; by frame 6 it has
+    gained 12 J, which the energy audit reports as the contacts' (the cloth carries no charge).
+    With Adaptive Substeps it takes the steps, and nothing is said; capped by Max Substeps 6, it
+    is told to raise it to 12 (each of the 3 substeps takes up to 6 // 3 steps). Before, the
+    warning did not exist and the audit blamed the charges."""
     sc, tmp = scene
     sc.cmsc.use_gravity = True
     frames = 6
