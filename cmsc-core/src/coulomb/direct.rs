@@ -101,16 +101,14 @@ pub fn coulomb_energy(x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Real {
     let a2 = a * a;
     let (x, q): (Vec<Vec3>, Vec<Real>) =
         x.iter().zip(q).filter(|(_, &q)| q != 0.0).map(|(x, q)| (*x, *q)).unzip();
-    let sum: Real = (0..x.len())
-        .into_par_iter()
-        .map(|i| {
-            let mut e = 0.0;
-            for j in i + 1..x.len() {
-                e += q[j] * inv_r((x[i] - x[j]).norm_squared(), a2);
-            }
-            e * q[i]
-        })
-        .sum();
+    // the same bits on any number of threads: the low-dissipation safeguard acts on it
+    let sum = crate::math::ordered_sum(x.len(), |i| {
+        let mut e = 0.0;
+        for j in i + 1..x.len() {
+            e += q[j] * inv_r((x[i] - x[j]).norm_squared(), a2);
+        }
+        e * q[i]
+    });
     k_c * sum
 }
 

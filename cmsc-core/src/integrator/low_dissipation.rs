@@ -436,9 +436,9 @@ fn kick(h: Real, mass: &[Real], pinned: &[bool], f: &[Vec3], v: &mut [Vec3]) {
         .for_each(|(i, v)| *v += f[i] * (0.5 * h / mass[i]));
 }
 
-/// `Σ m_i |v_i|² / 2` (J).
+/// `Σ m_i |v_i|² / 2` (J), the same bits on any number of threads ([`crate::math::ordered_sum`]).
 fn kinetic(mass: &[Real], v: &[Vec3]) -> Real {
-    0.5 * v.par_iter().zip(mass.par_iter()).map(|(v, m)| m * v.norm_squared()).sum::<Real>()
+    0.5 * crate::math::ordered_sum(v.len(), |i| mass[i] * v[i].norm_squared())
 }
 
 /// Removes `excess` (J, `> 0`) of kinetic energy from the free vertices without changing their
