@@ -17,6 +17,13 @@ use cmsc_core::coulomb::{make_solver, Ddef, DirectSum, Neighborhood};
 use cmsc_core::{shapes, Error, FieldMethod, Real, SimParams, System, Vec3};
 use common::field::{forces, relative_l2};
 
+/// The mean over the points `x` of the distance to their nearest neighbour (m), by brute force.
+fn mean_spacing(x: &[Vec3]) -> Real {
+    let nearest =
+        |a: &Vec3| x.iter().filter(|b| *b != a).map(|b| (a - b).norm()).fold(Real::INFINITY, Real::min);
+    x.iter().map(nearest).sum::<Real>() / x.len() as Real
+}
+
 /// Charges of mixed sign, mostly positive (as a rigged mesh has them), a few vertices uncharged.
 fn charges(n: usize) -> Vec<Real> {
     (0..n).map(|i| [1e-6, 2e-6, -0.5e-6, 0.0, 1.5e-6][i % 5] * (1.0 + 0.1 * (i % 7) as Real)).collect()
@@ -202,13 +209,24 @@ fn direct_gpu_agrees_with_the_cpu_sum() {
     // the same solver on meshes of different sizes: its buffers grow and are reused
     for (name, x) in meshes {
         let q = charges(x.len());
-        for eps in [0.0, 1e-4] {
-            let exact = forces(&mut DirectSum::default(), &x, &q, eps);
-            let got = forces(gpu_sum.as_mut(), &x, &q, eps);
+        let point_charges = forces(&mut DirectSum::default(), &x, &q, 0.0);
+        // charge radii: none, far below the spacing, and twice the mean spacing,
+        // where each charge's neighbours lie inside its ball (the r < a branch of Eq. (C1))
+        let spacing = mean_spacing(&x);
+        for a in [0.0, 1e-4 * spacing, 2.0 * spacing] {
+            let exact = forces(&mut DirectSum::default(), &x, &q, a);
+            let got = forces(gpu_sum.as_mut(), &x, &q, a);
             let err = relative_l2(&got, &exact);
-            eprintln!("{name}: n = {}, eps = {eps}: relative L2 {err:.2e}", x.len());
-            assert!(err <= 1e-5, "{name}, eps {eps}: relative L2 {err:e}");
+            let inside = relative_l2(&exact, &point_charges);
+            eprintln!(
+                "{name}: n = {}, a = {a:.2e} m: relative L2 {err:.2e} (the radius moves the forces by {inside:.2e})",
+                x.len()
+            );
+            assert!(err <= 1e-5, "{name}, a = {a}: relative L2 {err:e}");
             assert!(got.iter().zip(&q).all(|(f, qi)| *qi != 0.0 || *f == Vec3::zeros()));
+            if a > spacing {
+                assert!(inside > 1e-2, "{name}: a charge radius of 2 spacings should matter ({inside:e})");
+            }
         }
     }
 }
@@ -220,16 +238,24 @@ fn ddef_gpu_agrees_with_the_cpu_ddef() {
     }
     let x = shapes::torus(300, 60, 1.0, 0.3).positions;
     let q = charges(x.len());
-    let eps = 1e-5;
-    for near in [Neighborhood::Ring, Neighborhood::Face] {
-        for m in [100, 1000, 10_000] {
+    // a charge radius far below the spacing, and one of twice it (neighbours inside the ball)
+    let spacing = mean_spacing(&x);
+    for (near, eps, ms) in [
+        (Neighborhood::Ring, 1e-5, &[100, 1000, 10_000][..]),
+        (Neighborhood::Face, 1e-5, &[100, 1000, 10_000][..]),
+        (Neighborhood::Ring, 2.0 * spacing, &[1000][..]),
+    ] {
+        for &m in ms {
             let cpu = forces(&mut Ddef::new(m).with_neighborhood(near), &x, &q, eps);
             let mut solver = make_solver(FieldMethod::DdefGpu, x.len(), m, near).unwrap();
             assert_eq!(solver.method(), FieldMethod::DdefGpu);
             let got = forces(solver.as_mut(), &x, &q, eps);
             let err = relative_l2(&got, &cpu);
-            eprintln!("torus n = {}, m = {m}, {near:?}: relative L2 to CPU DDEF {err:.2e}", x.len());
-            assert!(err <= 1e-4, "m = {m}, {near:?}: relative L2 {err:e}");
+            eprintln!(
+                "torus n = {}, m = {m}, {near:?}, a = {eps:.1e} m: relative L2 to CPU DDEF {err:.2e}",
+                x.len()
+            );
+            assert!(err <= 1e-4, "m = {m}, {near:?}, a = {eps}: relative L2 {err:e}");
             // a second call reuses the cached grid and the device buffers
             assert_eq!(forces(solver.as_mut(), &x, &q, eps), got);
         }
