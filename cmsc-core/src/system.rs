@@ -356,6 +356,25 @@ impl System {
         Ok(())
     }
 
+    /// Sets each spring's strain-rate damping time `β_s` (s): the spring resists the rate at
+    /// which it stretches with the force `β_s k_s ((v_a − v_b)·n) n`, never a rigid motion or a
+    /// rotation ([`crate::springs`]' module docs, where it is derived). All zeros (or an empty
+    /// slice) turns it off, the paper's springs. Every integrator takes it; the gradient refuses
+    /// it. The global matrix is refactored at the next step.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`spring_damping`) on a length other than the number of
+    /// springs (or 0), a negative or non-finite value, or (`stiffness`) a damping that makes
+    /// the global matrix too ill-conditioned to factor.
+    pub fn set_spring_damping(&mut self, seconds: &[Real]) -> Result<()> {
+        let mut springs = self.model.springs.clone();
+        springs.set_damping(seconds)?;
+        check_conditioning(&self.model.mass, &springs, self.model.params.time_step)?;
+        self.model.springs = springs;
+        self.stepper.refactor_later();
+        Ok(())
+    }
+
     /// Pins the listed vertices where they are now (replacing earlier pins; empty unpins all).
     /// Pinned vertices are eliminated from the global solve, so the pattern is re-analysed.
     ///

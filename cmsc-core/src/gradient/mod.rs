@@ -49,7 +49,8 @@
 //! bounding box) with the error of the DDEF forces (≈1 %, `tests/gradient.rs`).
 //!
 //! # Limits
-//! IMEX only (velocity Verlet is the explicit reference, not a fitting target); no collider
+//! IMEX only (velocity Verlet is the explicit reference, not a fitting target); no strain-rate
+//! damping of the springs ([`crate::Springs::set_damping`], an error); no collider
 //! contacts during the rollout (projection is not differentiable; a contact is reported as an
 //! error); external charges, the uniform field, gravity, damping and pins are differentiated
 //! through. The tape stores `x_t`, `v_t` and the explicit forces of every step, `72 n T` bytes,
@@ -190,8 +191,8 @@ impl System {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for mismatched lengths, non-finite charges or targets, the
-    /// Verlet integrator, a collider contact during the rollout, or a tape larger than
-    /// [`MAX_TAPE_BYTES`]; [`Error::Diverged`] if a step diverges; field backend errors.
+    /// Verlet integrator, springs that damp their strain rate, a collider contact during the
+    /// rollout, or a tape larger than [`MAX_TAPE_BYTES`]; [`Error::Diverged`] if a step diverges; field backend errors.
     pub fn rollout_gradient(
         &mut self,
         steps: u32,
@@ -207,6 +208,14 @@ impl System {
                 "gradients are computed through the paper's IMEX integrator (Eq. 12) only, not through \
                  Verlet or the low-dissipation IMEX (its adjoint, halvings included, is not implemented); \
                  select IMEX",
+            ));
+        }
+        if self.model.springs.damped() {
+            return Err(Error::invalid(
+                "spring_damping",
+                None,
+                "gradients through the springs' strain-rate damping are not implemented; set every \
+                 spring's damping to 0 for the rollout",
             ));
         }
         if groups.n_vertices() != n {
@@ -411,7 +420,7 @@ impl Reverse {
         self.y_bar.fill(Vec3::zeros());
         self.f_bar.fill(Vec3::zeros());
         match solve {
-            Solve::Replay(k) => self.replay(model, global, f_explicit, k, &mut adj.sigma),
+            Solve::Replay(k) => self.replay(model, global, now.x, f_explicit, k, &mut adj.sigma),
             Solve::Converged { x } => self.converged(model, x, &mut adj.sigma)?,
         }
         // x⁰_F = y_F, y = x_t + h D(v_t): x̄ += ȳ, v̄ = h Dᵀ ȳ.
@@ -439,6 +448,7 @@ impl Reverse {
         &mut self,
         model: &Model,
         global: &mut GlobalSolver,
+        x_t: &[Vec3],
         f_explicit: &[Vec3],
         k: usize,
         sigma: &mut Real,
@@ -451,7 +461,7 @@ impl Reverse {
             let (done, next) = self.iterates.split_at_mut(i + 1);
             next[0].copy_from_slice(&done[i]);
             let local = LocalBuffers { d: &mut self.d, jd: &mut self.jd };
-            imex_iterate(model, global, h, &self.y, f_explicit, local, &mut next[0], &mut timings);
+            imex_iterate(model, global, h, &self.y, f_explicit, x_t, local, &mut next[0], &mut timings);
         }
         for i in (0..k).rev() {
             // xⁱ⁺¹_F = A⁻¹ (M y + h² (J dⁱ + f))_F: λ = A⁻¹ ḡ (A is symmetric).

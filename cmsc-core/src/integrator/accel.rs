@@ -257,17 +257,22 @@ impl Anderson {
 }
 
 /// The local/global objective of one implicit step ([Liu 2013](crate#references) Eq. (9) with
-/// the explicit forces): `E(x) = ½ (x − y)ᵀ M (x − y) + h² (E_springs(x) − xᵀ f)` (kg·m², an
-/// energy times `h²`), whose minimisers are the implicit-Euler steps and which every plain
-/// local/global iteration lowers. Pinned entries add a constant.
+/// the explicit forces): `E(x) = ½ (x − y)ᵀ M (x − y) + h² (E_springs(x) + E_damping(x) − xᵀ f)`
+/// (kg·m², an energy times `h²`), whose minimisers are the implicit-Euler steps and which every
+/// plain local/global iteration lowers. `E_damping` is the strain-rate damping's term measured
+/// from `origin`, the step's `x_t` ([`crate::springs::damping_energy`]; 0 when no spring damps).
+/// Pinned entries add a constant.
 pub fn objective(
     mass: &[Real],
     springs: &crate::springs::Springs,
     h: Real,
     y: &[Vec3],
     f: &[Vec3],
+    origin: &[Vec3],
     x: &[Vec3],
 ) -> Real {
+    let rate = crate::springs::StrainRate { origin, h };
+    let damping = crate::springs::damping_energy(springs, rate, x);
     let inertia_and_forces = inertial_objective(mass, h, y, f, x);
     let (ends, k, rest) = (springs.ends(), springs.stiffness(), springs.rest_lengths());
     let elastic: Real = (ends.par_iter(), k.par_iter(), rest.par_iter())
@@ -277,7 +282,7 @@ pub fn objective(
             0.5 * k * stretch * stretch
         })
         .sum();
-    inertia_and_forces + h * h * elastic
+    inertia_and_forces + h * h * (elastic + damping)
 }
 
 /// The vertex part of [`objective`], `½ (x − y)ᵀ M (x − y) − h² xᵀ f` (kg·m²).

@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
 use crate::model::{Acceleration, Damping, Model};
-use crate::springs::{gather_jd, local_step_energy, Springs};
+use crate::springs::{damping_energy, gather_jd, gather_jd_damped, local_step_energy, Springs, StrainRate};
 
 /// The local step's outputs, reused across iterations: spring directions `d` (one per spring)
 /// and their gather `J d` (one per vertex).
@@ -244,11 +244,11 @@ pub(crate) fn solve(
     let iterations = model.params.iterations as usize;
     let taken = match scheme {
         Acceleration::Anderson => {
-            let energy = |x: &[Vec3]| objective(&model.mass, &model.springs, h, y, f, x);
+            let energy = |x: &[Vec3]| objective(&model.mass, &model.springs, h, y, f, stop.origin, x);
             let plain = |x: &mut [Vec3]| {
                 let inertial = inertial_objective(&model.mass, h, y, f, x);
                 let local = LocalBuffers { d: &mut *d, jd: &mut *jd };
-                inertial + h * h * iterate(model, global, h, y, f, local, x, t)
+                inertial + h * h * iterate(model, global, h, y, f, stop.origin, local, x, t)
             };
             let converged = |x: &[Vec3], g: &[Vec3]| stop.converged(x, g);
             anderson.run(iterations, &model.pins.pinned, x, plain, energy, converged)
@@ -260,7 +260,7 @@ pub(crate) fn solve(
                 if stop.tolerance > 0.0 {
                     before.copy_from_slice(x);
                 }
-                iterate(model, global, h, y, f, LocalBuffers { d: &mut *d, jd: &mut *jd }, x, t);
+                iterate(model, global, h, y, f, stop.origin, LocalBuffers { d: &mut *d, jd: &mut *jd }, x, t);
                 if stop.converged(&before, x) {
                     taken = k + 1;
                     break;
@@ -294,8 +294,10 @@ pub(crate) fn start<'m>(model: &'m Model, now: Now<'_>, y: &mut [Vec3], x0: &mut
 /// written over `x` (free vertices only; pinned entries are read as the targets). `h` (s) is
 /// the step length of the implicit equation, the one `global` factored `A = M + h²L` with:
 /// `model.params.time_step` for Eq. (12), half of it for the implicit midpoint of
-/// [`super::low_dissipation`]. Returns the spring energy at `xᵏ` (J), a by-product of the local
-/// step.
+/// [`super::low_dissipation`]. Springs that damp their strain rate measure it from `origin`, the
+/// equation's `x_t`, and gather their damping target with `d` ([`crate::springs`]' module docs).
+/// Returns the spring energy at `xᵏ` (J), a by-product of the local step, with the damping's
+/// term of the step's energy.
 #[allow(clippy::too_many_arguments)] // the iteration's inputs, each borrowed for the adjoint
 pub(crate) fn iterate(
     model: &Model,
@@ -303,6 +305,7 @@ pub(crate) fn iterate(
     h: Real,
     y: &[Vec3],
     f_explicit: &[Vec3],
+    origin: &[Vec3],
     local: LocalBuffers<'_>,
     x: &mut [Vec3],
     timings: &mut StepTimings,
@@ -312,8 +315,14 @@ pub(crate) fn iterate(
     let LocalBuffers { d, jd } = local;
     let energy = timed(&mut timings.springs, || {
         let energy = local_step_energy(springs, x, d);
-        gather_jd(springs, d, jd);
-        energy
+        if springs.damped() {
+            let rate = StrainRate { origin, h };
+            gather_jd_damped(springs, d, x, rate, jd);
+            energy + damping_energy(springs, rate, x)
+        } else {
+            gather_jd(springs, d, jd);
+            energy
+        }
     });
     let jd = &*jd;
     timed(&mut timings.solve, || global.solve_with(|i| y[i] * mass[i] + (jd[i] + f_explicit[i]) * h2, x));

@@ -23,7 +23,9 @@
 //! (it conserves quadratic energies exactly), unlike Eq. (12)'s implicit Euler, and stays stable
 //! at any `h` for the springs; the kicks cost one Coulomb evaluation per step, as Eq. (12).
 //! Pinned vertices move linearly to their targets over the step (`z` at the middle); damping
-//! (ether drag, relative damping) acts on `vₙ` once per step, as in Eq. (12)'s `D(v)`.
+//! (ether drag, relative damping) acts on `vₙ` once per step, as in Eq. (12)'s `D(v)`. The
+//! springs' strain-rate damping ([`crate::springs`]) is part of the implicit equation: its force
+//! at the midpoint, from the rate `(|p_z| − |pₙ|)/(h/2)` at which each spring's length changes.
 //!
 //! ## The energy safeguard
 //! An explicit kick at a close encounter of two charges can add energy that implicit Euler's
@@ -32,7 +34,9 @@
 //! target `H*`: the energy the system would have if the step created none. `H*` starts at the
 //! first step's `H` and changes only by what is done to the system: the work of edits between
 //! steps (charges, fields, positions, velocities; pins and colliders, which act after the
-//! integrator) and the kinetic energy damping removes. It does not follow numerical losses.
+//! integrator), the kinetic energy damping removes, and the work of the springs' strain-rate
+//! damping ([`crate::springs::midpoint_damping_work`], its force at the midpoint times the
+//! sub-step's displacement). It does not follow numerical losses.
 //! After a (sub-)step:
 //!
 //! - `H − H* > τ` with `τ =` [`EXCESS_TOLERANCE`] `· (T + U_s + |U_c|)` at the step's start:
@@ -63,6 +67,7 @@ use crate::error::Result;
 use crate::linsolve::GlobalSolver;
 use crate::math::{Real, Vec3};
 use crate::model::{Damping, Model};
+use crate::springs::midpoint_damping_work;
 
 /// Deepest halving of a step: at most `2^8 = 256` sub-steps, reached only around close
 /// encounters. Measured on the paper's torus at 0.01 kg per vertex and `h = 0.15 s`
@@ -312,11 +317,14 @@ impl Integrate for LowDissipation {
             counts.coulomb_forces += 1;
             counts.coulomb_potentials += 1;
             counts.attempts += 1;
-            let excess = un.total() + kinetic(mass, &self.vn) - target;
+            // the work the springs' strain-rate damping did over the sub-step leaves the target
+            let damped = midpoint_damping_work(&model.springs, &self.xc, &self.xn, hl);
+            let excess = un.total() + kinetic(mass, &self.vn) - (target - damped);
             if excess > tolerance && level < MAX_HALVINGS {
                 level += 1; // redo this sub-step as two halves; F(xc) still holds
                 continue;
             }
+            target -= damped;
             std::mem::swap(&mut self.xc, &mut self.xn);
             std::mem::swap(&mut self.vc, &mut self.vn);
             std::mem::swap(&mut self.fc, &mut self.fn_);

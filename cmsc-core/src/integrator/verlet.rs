@@ -1,7 +1,8 @@
 //! Velocity Verlet with the same forces as the IMEX step, all explicit: the symplectic,
 //! second-order reference integrator used to validate the IMEX step (the paper's baseline in
 //! §4, Figs. 4–5). Damping acts on `v_t` before the kick, as in the IMEX step (`D(v) = α v`
-//! with ether drag alone; see [`Damping`]).
+//! with ether drag alone; see [`Damping`]). The springs' strain-rate damping is a force like the
+//! others, taken at `v_t` in the first kick and at `v_½` in the second.
 //!
 //! ```text
 //! v_½     = D(v_t) + (h/2) M⁻¹ f(x_t)
@@ -16,7 +17,7 @@ use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::Result;
 use crate::math::{Real, Vec3};
 use crate::model::{Damping, Model};
-use crate::springs::spring_forces;
+use crate::springs::{damping_forces, spring_forces};
 
 /// Velocity Verlet; keeps only its force buffer.
 #[derive(Debug, Default)]
@@ -42,14 +43,20 @@ impl Integrate for Verlet {
         let (Now { x, v }, Next { x: x_new, v: v_new }) = (now, next);
         self.force.clear();
         self.force.extend_from_slice(forces.at_step_start(model, x, t)?);
-        timed(&mut t.springs, || spring_forces(&model.springs, x, &mut self.force));
+        timed(&mut t.springs, || {
+            spring_forces(&model.springs, x, &mut self.force);
+            damping_forces(&model.springs, x, v, &mut self.force);
+        });
         advance(model, Now { x, v }, &self.force, Next { x: &mut *x_new, v: &mut *v_new });
         let pins = &model.pins;
         for (&i, &target) in pins.indices.iter().zip(&pins.targets) {
             x_new[i as usize] = target;
         }
         forces.forces(model, x_new, &mut self.force, t)?;
-        timed(&mut t.springs, || spring_forces(&model.springs, x_new, &mut self.force));
+        timed(&mut t.springs, || {
+            spring_forces(&model.springs, x_new, &mut self.force);
+            damping_forces(&model.springs, x_new, v_new, &mut self.force); // at v_½
+        });
         finish(model.params.time_step, &model.mass, &self.force, v_new);
         Ok(StepCounts { attempts: 1, substeps: 1, coulomb_forces: 2, ..StepCounts::default() })
     }

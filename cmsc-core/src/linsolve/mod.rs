@@ -5,6 +5,8 @@
 //! columns of one solve. Pinned vertices are not unknowns: with free set `F` and pinned set `P`,
 //! `A_FF x_F = b_F − A_FP x_P`, and `A_FP` only holds the `−h² k_s` entries of springs that join
 //! a free vertex to a pinned one ([`GlobalSolver::solve_with`] adds `h² k_s x_p` to `b`).
+//! A spring that damps its strain rate weighs `(h² + h β_s) k_s` in place of `h² k_s`
+//! ([`crate::springs`]' module docs); the formulas below write `h² k_s` for either.
 //!
 //! The phases are split as in faer: the symbolic analysis (AMD ordering, elimination tree) is
 //! redone only when the pattern changes (pins or springs); the numeric Cholesky whenever masses,
@@ -41,7 +43,7 @@ use crate::springs::Springs;
 const PINNED: u32 = u32::MAX;
 
 /// Largest accepted ratio `h² Σ_{s ∋ i} k_s / m_i` of a vertex's implicit spring stiffness to its
-/// mass. The condition number of `M + h²L` grows like this ratio, and a Cholesky solve loses
+/// mass (with strain-rate damping `Σ_{s ∋ i} (h² + h β_s) k_s / m_i`). The condition number of `M + h²L` grows like this ratio, and a Cholesky solve loses
 /// about `log10(ratio)` of f64's 16 digits: at 1e12 four digits remain; from ~1e16 `m_i` vanishes
 /// from `m_i + h² k` in rounding and the matrix is numerically singular (found by fuzzing).
 pub const MAX_STIFFNESS_MASS_RATIO: Real = 1e12;
@@ -53,12 +55,16 @@ pub const MAX_STIFFNESS_MASS_RATIO: Real = 1e12;
 /// [`MAX_STIFFNESS_MASS_RATIO`], with the remedy.
 pub fn check_conditioning(mass: &[Real], springs: &Springs, h: Real) -> Result<()> {
     let mut k_sum = vec![0.0; mass.len()];
-    for (&[a, b], &k) in springs.ends().iter().zip(springs.stiffness()) {
-        k_sum[a as usize] += k;
-        k_sum[b as usize] += k;
+    let mut w_sum = vec![0.0; mass.len()];
+    for (s, (&[a, b], &k)) in springs.ends().iter().zip(springs.stiffness()).enumerate() {
+        let w = springs.implicit_weight(s, h);
+        for v in [a as usize, b as usize] {
+            k_sum[v] += k;
+            w_sum[v] += w;
+        }
     }
-    for (i, (&m, &k)) in mass.iter().zip(&k_sum).enumerate() {
-        let ratio = h * h * k / m;
+    for (i, ((&m, &k), &w)) in mass.iter().zip(&k_sum).zip(&w_sum).enumerate() {
+        let ratio = w / m;
         if ratio > MAX_STIFFNESS_MASS_RATIO || ratio.is_nan() {
             return Err(Error::invalid(
                 "stiffness",
@@ -145,16 +151,15 @@ impl GlobalSolver {
         if n_free == 0 {
             return Ok(());
         }
-        let h2 = h * h;
         // Lower triangle (row >= col) of A_FF; faer sums duplicate entries.
         let mut entries = Vec::with_capacity(n_free + 3 * springs.len());
         for (j, &v) in self.free.iter().enumerate() {
             entries.push(Triplet::new(j as u32, j as u32, mass[v as usize]));
         }
         self.coupling.clear();
-        for (&[a, b], &k) in springs.ends().iter().zip(springs.stiffness()) {
+        for (s, &[a, b]) in springs.ends().iter().enumerate() {
             let (fa, fb) = (self.free_of[a as usize], self.free_of[b as usize]);
-            let w = h2 * k;
+            let w = springs.implicit_weight(s, h);
             match (fa != PINNED, fb != PINNED) {
                 (true, true) => {
                     entries.push(Triplet::new(fa, fa, w));

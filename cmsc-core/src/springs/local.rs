@@ -82,6 +82,133 @@ pub fn gather_jd(springs: &Springs, d: &[Vec3], out: &mut [Vec3]) {
     }
 }
 
+/// What strain-rate damping ([`super`]'s module docs) measures a step against: the positions
+/// `x_t` at its start and the step length `h` of its implicit equation.
+#[derive(Debug, Clone, Copy)]
+pub struct StrainRate<'a> {
+    /// `x_t` (m), one per vertex.
+    pub origin: &'a [Vec3],
+    /// The implicit equation's step (s): the time step for the IMEX step, half of it for the
+    /// implicit midpoint.
+    pub h: Real,
+}
+
+impl StrainRate<'_> {
+    /// `x_a − x_b` at the step's start (m).
+    #[inline]
+    fn start(&self, a: u32, b: u32) -> Vec3 {
+        self.origin[a as usize] - self.origin[b as usize]
+    }
+}
+
+/// The strain-rate damping term of an implicit step's energy, `Σ_s β_s k_s (|p_s| − |p_s,t|)² /
+/// (2h)` (J) at `x`, `p_s = x_a − x_b` (module docs of [`super`]); 0 when no spring damps.
+pub fn damping_energy(springs: &Springs, rate: StrainRate<'_>, x: &[Vec3]) -> Real {
+    if !springs.damped() {
+        return 0.0;
+    }
+    let kernel = |s: usize| {
+        let [a, b] = springs.ends[s];
+        let beta_k = springs.damping[s] * springs.stiffness[s];
+        let e = (x[a as usize] - x[b as usize]).norm() - rate.start(a, b).norm();
+        beta_k * e * e
+    };
+    crate::math::ordered_sum(springs.len(), kernel) / (2.0 * rate.h)
+}
+
+/// The work (J) the springs' strain-rate damping does against the motion over one implicit
+/// midpoint step of length `h` (s) from `x0` to `x1`: its force at the midpoint `z = (x0 + x1)/2`
+/// and the velocity `2 (z − x0)/h`, `f_a = −β_s k_s (|p_z| − |p_0|)/(h/2) u_z`, times `x1 − x0`,
+/// summed with the opposite sign (what the damping took from the motion).
+pub fn midpoint_damping_work(springs: &Springs, x0: &[Vec3], x1: &[Vec3], h: Real) -> Real {
+    if !springs.damped() {
+        return 0.0;
+    }
+    let kernel = |s: usize| {
+        let [a, b] = springs.ends[s];
+        let (a, b) = (a as usize, b as usize);
+        let (p0, p1) = (x0[a] - x0[b], x1[a] - x1[b]);
+        let pz = (p0 + p1) * 0.5;
+        let len = pz.norm();
+        if len == 0.0 {
+            return 0.0;
+        }
+        let force = springs.damping[s] * springs.stiffness[s] * (len - p0.norm()) / (0.5 * h);
+        force * (pz / len).dot(&(p1 - p0))
+    };
+    crate::math::ordered_sum(springs.len(), kernel)
+}
+
+/// [`gather_jd`] with strain-rate damping: `(J d̃)_i = Σ_{s ∋ i} ± k_s (d_s + (β_s/h) u_s)` with
+/// the damping's local step `u_s = |p_s,t| p_s/|p_s|` at `x` (Liu 2013 Eq. (10) for a spring of
+/// rest length `|p_s,t|`; module docs of [`super`]), written to `out` (N). A spring whose ends
+/// coincide takes `u_s = p_s,t`; springs that do not damp contribute `± k_s d_s`, as in
+/// [`gather_jd`].
+///
+/// # Panics
+/// As [`gather_jd`].
+pub fn gather_jd_damped(springs: &Springs, d: &[Vec3], x: &[Vec3], rate: StrainRate<'_>, out: &mut [Vec3]) {
+    assert_eq!(out.len() + 1, springs.offsets.len());
+    let (k, beta) = (&springs.stiffness, &springs.damping);
+    let inv_h = 1.0 / rate.h;
+    let kernel = |(i, o): (usize, &mut Vec3)| {
+        let mut acc = Vec3::zeros();
+        for &(s, sign) in springs.incident(i) {
+            let s = s as usize;
+            let mut target = d[s];
+            let b_s = beta.get(s).copied().unwrap_or(0.0);
+            if b_s > 0.0 {
+                let [a, b] = springs.ends[s];
+                let (p, p_t) = (x[a as usize] - x[b as usize], rate.start(a, b));
+                let len = p.norm();
+                let u = if len > 0.0 { p * (p_t.norm() / len) } else { p_t };
+                target += u * (b_s * inv_h);
+            }
+            acc += target * (sign * k[s]);
+        }
+        *o = acc;
+    };
+    if springs.len() >= PAR_MIN {
+        out.par_iter_mut().enumerate().for_each(kernel);
+    } else {
+        out.iter_mut().enumerate().for_each(kernel);
+    }
+}
+
+/// Strain-rate damping forces `f_a = −β_s k_s ((v_a − v_b)·u_s) u_s`, `f_b = −f_a`, with `u_s`
+/// the spring's direction at `x` (so `(v_a − v_b)·u_s` is the rate its length changes), added to
+/// `out` (N): the explicit form the Verlet reference integrator uses (module docs of [`super`]).
+///
+/// # Panics
+/// If `out`, `x` and `v` differ in length.
+pub fn damping_forces(springs: &Springs, x: &[Vec3], v: &[Vec3], out: &mut [Vec3]) {
+    assert!(out.len() == x.len() && v.len() == x.len());
+    if !springs.damped() {
+        return;
+    }
+    let (k, beta) = (&springs.stiffness, &springs.damping);
+    let kernel = |(i, o): (usize, &mut Vec3)| {
+        let mut acc = Vec3::zeros();
+        for &(s, sign) in springs.incident(i) {
+            let s = s as usize;
+            let [a, b] = springs.ends[s];
+            let (a, b) = (a as usize, b as usize);
+            let p = x[a] - x[b];
+            let len = p.norm();
+            if len > 0.0 && beta[s] > 0.0 {
+                let n = p / len;
+                acc -= n * (sign * beta[s] * k[s] * (v[a] - v[b]).dot(&n));
+            }
+        }
+        *o += acc;
+    };
+    if springs.len() >= PAR_MIN {
+        out.par_iter_mut().enumerate().for_each(kernel);
+    } else {
+        out.iter_mut().enumerate().for_each(kernel);
+    }
+}
+
 /// Hooke forces `f_a = −k_s (|p| − l_s) p/|p|`, `f_b = −f_a` with `p = x_a − x_b`, added to `out`
 /// (N). Used by the explicit reference integrator and by tests.
 ///

@@ -4,11 +4,36 @@
 //! ([Liu 2013](crate#references) Eq. (9)). Symbols follow Liu 2013: `d_s` is the spring's
 //! optimal direction vector of length `l_s` (the auxiliary variable of the local step),
 //! `J d` assembles `+k_s d_s` on `a` and `−k_s d_s` on `b` (Liu 2013 Eq. (12)).
+//!
+//! ## Strain-rate damping
+//! A spring may also damp the rate at which its length changes ([`Springs::set_damping`]),
+//! with a damping time `β_s` (s): the force `f_a = −β_s k_s (d|p_s|/dt) u_s`, `f_b = −f_a`,
+//! with `p_s = x_a − x_b` and `u_s = p_s/|p_s|`. It resists stretching and compressing only,
+//! never a rigid motion or a rotation (Blender's Cloth calls it Tension Damping). Its damping
+//! coefficient `c_s = β_s k_s` (N·s/m) is proportional to the stiffness, so that a mode of
+//! angular frequency `ω` of the springs is damped at the ratio `ζ = β ω / 2`: the fast waves
+//! that a stiff mesh rings with after an impact die within a few periods, the slow swing of a
+//! hanging cloth keeps its energy.
+//!
+//! In an implicit step of length `h` from `x_t`, with the rate `(|p_s| − |p_s,t|)/h`, the force
+//! is the gradient of `β_s k_s (|p_s| − |p_s,t|)² / (2h)`: the energy of a second spring on the
+//! same ends, of stiffness `β_s k_s / h` and of rest length `|p_s,t|`, the length at the step's
+//! start. So it enters Liu's solver as a spring does (Liu 2013 Eq. (9)–(10)): the local step
+//! projects `p_s` onto the sphere of radius `|p_s,t|`, `u_s = |p_s,t| p_s/|p_s|`; the global
+//! matrix gains `(β_s / h) k_s` on each spring, so `M + h² L` becomes `M + Σ_s (h² + h β_s) k_s
+//! A_s A_sᵀ`, still constant over a step and prefactored ([`crate::GlobalSolver`]); and the
+//! right-hand side gathers `k_s (d_s + (β_s/h) u_s)` ([`gather_jd_damped`]). The iterations stay
+//! a block descent on one energy ([`damping_energy`] is the added term), so they and their
+//! accelerated form converge as before, to the implicit step with the damping force
+//! (`tests/spring_damping.rs` checks it against Newton's method).
 
 mod local;
 mod topology;
 
-pub use local::{gather_jd, local_step, local_step_energy, spring_energy, spring_forces};
+pub use local::{
+    damping_energy, damping_forces, gather_jd, gather_jd_damped, local_step, local_step_energy,
+    midpoint_damping_work, spring_energy, spring_forces, StrainRate,
+};
 pub use topology::{springs_from_triangles, MeshSprings};
 
 use crate::error::{Error, Result};
@@ -21,6 +46,8 @@ pub struct Springs {
     ends: Vec<[u32; 2]>,
     stiffness: Vec<Real>,
     rest: Vec<Real>,
+    /// Damping time `β_s` per spring (s, see the module docs); empty: none damps.
+    damping: Vec<Real>,
     /// CSR offsets into `incident`, one row per vertex.
     offsets: Vec<u32>,
     /// `(spring, sign)` with sign `+1` when the vertex is the spring's `a` end, `−1` for `b`.
@@ -97,7 +124,14 @@ impl Springs {
                 *slot += 1;
             }
         }
-        Ok(Springs { ends: ends.to_vec(), stiffness: stiffness.to_vec(), rest, offsets, incident })
+        Ok(Springs {
+            ends: ends.to_vec(),
+            stiffness: stiffness.to_vec(),
+            rest,
+            damping: Vec::new(),
+            offsets,
+            incident,
+        })
     }
 
     /// Number of springs.
@@ -142,6 +176,49 @@ impl Springs {
         }
         self.stiffness.copy_from_slice(stiffness);
         Ok(())
+    }
+
+    /// Strain-rate damping time `β_s` per spring (s, see the module docs); empty when no spring
+    /// damps.
+    pub fn damping(&self) -> &[Real] {
+        &self.damping
+    }
+
+    /// True when some spring damps its strain rate.
+    pub fn damped(&self) -> bool {
+        !self.damping.is_empty()
+    }
+
+    /// Sets each spring's strain-rate damping time `β_s` (s, see the module docs); all zeros
+    /// (or none) turns damping off.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`spring_damping`) on a length mismatch or a negative or
+    /// non-finite value.
+    pub fn set_damping(&mut self, seconds: &[Real]) -> Result<()> {
+        if !seconds.is_empty() && seconds.len() != self.ends.len() {
+            return Err(Error::invalid(
+                "spring_damping",
+                None,
+                format!("has {} values for {} springs", seconds.len(), self.ends.len()),
+            ));
+        }
+        if let Some(s) = seconds.iter().position(|b| !(b.is_finite() && *b >= 0.0)) {
+            return Err(Error::invalid("spring_damping", Some(s), "not a finite value >= 0 s"));
+        }
+        self.damping.clear();
+        if seconds.iter().any(|&b| b > 0.0) {
+            self.damping.extend_from_slice(seconds);
+        }
+        Ok(())
+    }
+
+    /// `(h² + h β_s) k_s`: spring `s`'s weight in the global matrix of an implicit step of
+    /// length `h` (s), damping included (module docs).
+    #[inline]
+    pub(crate) fn implicit_weight(&self, s: usize, h: Real) -> Real {
+        let beta = self.damping.get(s).copied().unwrap_or(0.0);
+        (h * h + h * beta) * self.stiffness[s]
     }
 
     /// The `(spring, sign)` pairs incident to vertex `i`.

@@ -45,6 +45,13 @@ pub fn problem(h: f64) -> Problem {
 /// vertices at `x0`: the implicit Euler step with `he = h`, `a = g`, `y = x0 + h v0`; the implicit
 /// midpoint's `z` with `he = h/2`, `a = 0`, `y = x0 + (h/2) v⁺`.
 pub fn newton(p: &Problem, y: &[Vec3], he: f64, a: Vec3) -> Vec<Vec3> {
+    newton_damped(p, y, he, a, 0.0)
+}
+
+/// [`newton`] with every spring also damping its strain rate at the damping time `beta` (s): the
+/// force `−β k ((|z_a − z_b| − |x0_a − x0_b|) / he) u` on `a` (its opposite on `b`), `u` the
+/// spring's direction at `z`, as `cmsc_core::springs` defines it.
+pub fn newton_damped(p: &Problem, y: &[Vec3], he: f64, a: Vec3, beta: f64) -> Vec<Vec3> {
     let n = p.x0.len();
     let free: Vec<usize> = (0..n).filter(|i| !p.pinned.contains(&(*i as u32))).collect();
     let mut z = y.to_vec();
@@ -67,11 +74,15 @@ pub fn newton(p: &Problem, y: &[Vec3], he: f64, a: Vec3) -> Vec<Vec3> {
             let u = d / len;
             let force_grad = u * (k * (len - l)); // ∂E/∂z_a
             let uu = u * u.transpose();
-            let block = (uu + (Matrix3::identity() - uu) * (1.0 - l / len)) * (k * he * he);
+            let mut block = (uu + (Matrix3::identity() - uu) * (1.0 - l / len)) * (k * he * he);
+            // damping: a spring of stiffness β k / he and rest length |x0_a − x0_b|, times he²
+            let l0 = (p.x0[a] - p.x0[b]).norm();
+            let damping_grad = u * (beta * k * he * (len - l0));
+            block += (uu + (Matrix3::identity() - uu) * (1.0 - l0 / len)) * (beta * k * he);
             for (i, sign) in [(a, 1.0), (b, -1.0)] {
                 if let Some(r) = col(i) {
                     let mut gr = grad.fixed_rows_mut::<3>(3 * r);
-                    gr += force_grad * (sign * he * he);
+                    gr += (force_grad * (he * he) + damping_grad) * sign;
                 }
             }
             for (i, j, sign) in [(a, a, 1.0), (b, b, 1.0), (a, b, -1.0), (b, a, -1.0)] {
