@@ -579,6 +579,23 @@ CmscStatus cmsc_set_parts(CmscSim *sim,
                           const double *relative_damping,
                           size_t n_parts);
 
+// Sets each spring's strain-rate damping time `seconds[s]` (s, finite, >= 0; n = the number of
+// springs given to cmsc_create, or n = 0 for none; a new simulation has none): spring s = (a, b)
+// of stiffness k_s resists the rate at which its length changes with the force
+// `-seconds[s] k_s (d|x_a - x_b|/dt) u` on a (u the unit vector from b to a) and its opposite on
+// b. It damps stretching and compressing, never a rigid motion or a rotation (Blender's Cloth
+// calls it Tension Damping); a mode of angular frequency w is damped at the ratio
+// `seconds * w / 2`, so the fast ringing of a stiff mesh dies and a slow swing keeps its energy.
+// Every integrator takes it (the implicit ones in their implicit equation, prefactored).
+// `cmsc_rollout_gradient` refuses springs that damp (CMSC_INVALID_ARGUMENT naming
+// `spring_damping`). The array is copied; on error the damping in force is unchanged.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `seconds` valid for n doubles.
+CmscStatus cmsc_set_spring_damping(CmscSim *sim,
+                                   const double *seconds,
+                                   size_t n);
+
 // Replaces the sphere colliders: centers (3 k doubles, m) and radii (k, m, > 0).
 //
 // # Safety
