@@ -147,6 +147,7 @@ SIGNATURES = {
     "cmsc_set_far_field_interval": (_status, [_sim, ctypes.c_uint32]),
     "cmsc_set_field_tolerance": (_status, [_sim, ctypes.c_double]),
     "cmsc_set_parts": (_status, [_sim, ctypes.POINTER(ctypes.c_uint32), _size, _dptr, _size]),
+    "cmsc_set_spring_damping": (_status, [_sim, _dptr, _size]),
     "cmsc_set_mesh_colliders": (_status, [_sim, _dptr, _size, _u32ptr, _size, _u32ptr, _dptr, _dptr, _size]),
     "cmsc_move_mesh_colliders": (_status, [_sim, _dptr, _size]),
     "cmsc_set_self_collision": (_status, [_sim, _u32ptr, _size, _dptr, _size]),

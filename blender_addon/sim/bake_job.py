@@ -165,6 +165,9 @@ class Setup:
     part_sizes: tuple = ()
     #: Settling of each part (1/s: Simulation.set_relative_damping / set_parts)
     part_damping: tuple = (0.0,)
+    #: Spring Damping of each spring (s,) in seconds (Simulation.set_spring_damping; None or all
+    #: 0: none)
+    spring_damping: np.ndarray | None = None
     #: the surfaces (t, 3), with area: those that repel in self-collision, and whose edges are
     #: kept off the colliders' sharp edges; with how far (n,) m each vertex keeps from them in
     #: self-collision (None or all 0: off)
@@ -197,6 +200,8 @@ class Setup:
                 sim.set_parts(part, np.asarray(self.part_damping, dtype=float))
             elif self.part_damping[0]:
                 sim.set_relative_damping(self.part_damping[0])
+            if self.spring_damping is not None and (self.spring_damping > 0).any():
+                sim.set_spring_damping(self.spring_damping)
             if self.self_distance is not None and (self.self_distance > 0).any() and len(self.self_triangles):
                 sim.set_self_collision(self.self_triangles, self.self_distance)
                 if self.self_friction is not None and (self.self_friction > 0).any():
@@ -242,6 +247,9 @@ def combine(setups, params):
         warnings=[w for s in setups for w in s.warnings],
         part_sizes=tuple(sizes),
         part_damping=tuple(s.part_damping[0] for s in setups),
+        spring_damping=np.concatenate(
+            [s.spring_damping if s.spring_damping is not None else np.zeros(len(s.springs)) for s in setups]
+        ),
         self_triangles=np.concatenate(
             [np.asarray(s.self_triangles, dtype=np.int64).reshape(-1, 3) + o for s, o in zip(setups, offsets)]
         ),

@@ -187,6 +187,13 @@ class Simulation:
         c = np.ascontiguousarray(relative_damping, dtype=np.float64).reshape(-1)
         self._call("cmsc_set_parts", _ptr(p, ctypes.c_uint32), len(p), _ptr(c), len(c))
 
+    def set_spring_damping(self, seconds):
+        """Strain-rate damping time (s) of each spring (s,), in the order given at creation: a
+        spring resists the rate at which its length changes with seconds × its stiffness (N·s/m),
+        never a rigid motion. All zeros (or an empty array) turns it off."""
+        b = np.ascontiguousarray(seconds, dtype=np.float64).reshape(-1)
+        self._call("cmsc_set_spring_damping", _ptr(b), len(b))
+
     def set_mesh_colliders(self, vertices, triangles, first_triangle, thickness, friction):
         """Triangle-mesh obstacles: vertices (v, 3) m world, triangles (t, 3), mesh k owning
         triangles first_triangle[k]..first_triangle[k+1]-1 (k + 1 offsets), contact distance

@@ -93,6 +93,7 @@ def setup(scene, obj, substeps=None):
         note=note,
         warnings=checks.input_warnings(groups, s.pin_group, pin, n, springs) + warnings,
         part_damping=(s.relative_damping,),
+        spring_damping=np.full(len(springs), s.spring_damping),
         # every object's surface repels the vertices that collide (faces without area have no side)
         self_triangles=_with_area(x0, faces.surface()),
         self_distance=np.full(n, s.self_collision_distance if s.self_collision else 0.0),

@@ -113,6 +113,7 @@ class CMSC_PT_main(bpy.types.Panel):
         col.prop(s, "stiffness")
         col.prop(s, "bending_stiffness")
         col.prop(s, "relative_damping")
+        col.prop(s, "spring_damping")
         col.prop(s, "damping")
         col.prop(s, "adaptive_substeps")
         col.prop(s, "substeps", text="Min Substeps" if s.adaptive_substeps else "Substeps")

@@ -83,6 +83,11 @@ _BLEND_RELATIVE = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 
 #: 0.47 %, too close: a swinging mode decays at half the rate), while free fall is untouched
 #: (tests/blender/test_fidelity.py). The library's own default is 0 (the paper's step).
 DEFAULT_RELATIVE_DAMPING = 2.0
+#: Spring Damping of new objects (s): none, the paper's springs. It does not hold the sphere drape
+#: that slides at the default Settling (`tests/bench/drape_vs_cloth.py --friction 5 --cmsc
+#: spring_damping=0.01`: off at 0.003, 0.01 and 0.03 s alike), nor the 3,000 N/m strip of
+#: `capstan_vs_cloth.py` at 1.06× Coulomb's friction, so it stays an artist's choice.
+DEFAULT_SPRING_DAMPING = 0.0
 #: Substeps and Max Substeps of new objects (with Adaptive Substeps on: the least and the most
 #: steps per frame). Files from before keep their fixed Substeps (`versioning`). The least is 3,
 #: not 1: implicit Euler's step puts a falling object ahead by h/t of its drop (4 % after 1 s at
@@ -176,6 +181,16 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
             "comes to rest within seconds; a falling or drifting object keeps its full speed. 0: none"
         ),
         default=DEFAULT_RELATIVE_DAMPING, min=0.0, soft_max=20.0, update=_object_setting,
+    )
+    spring_damping: FloatProperty(
+        name="Spring Damping",
+        description=(
+            "Damping of the springs' stretch (s): each spring resists the speed at which it stretches or "
+            "shrinks with this many seconds times its stiffness (Blender's Cloth calls it Tension damping). "
+            "It stills the ringing of a stretched cloth, as after a landing, without slowing the cloth's "
+            "swing, fall or slide as a whole. 0: none"
+        ),
+        default=DEFAULT_SPRING_DAMPING, min=0.0, soft_max=0.1, precision=4, step=0.1, update=_object_setting,
     )
     substeps: IntProperty(
         name="Substeps",
@@ -371,9 +386,9 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
             "slides down a slope steeper than its angle and holds on a shallower one), the same at any number of "
             "substeps. Off: a share of the sliding (Friction / 80) removed every substep, so more substeps slide "
             "less, the behaviour of files made before. A cloth holds where the surface under it is tilted less than "
-            "the friction angle (2.9 degrees at Friction 5). A cloth dropped onto a curved collider rebounds from its "
-            "landing's stretch, which Blender's Cloth damps: one Cloth holds there at Friction 5 slides off at the "
-            "default Settling and holds with Settling 20 (or Friction 20)"
+            "the friction angle (2.9 degrees at Friction 5). A cloth dropped onto a curved collider swings back "
+            "out after its landing: one Blender's Cloth holds there at Friction 5 slides off at the default Settling "
+            "and holds with Settling 20 (or Friction 20)"
         ),
         default=True,
         update=_object_setting,

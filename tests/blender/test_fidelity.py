@@ -210,3 +210,44 @@ def test_the_low_dissipation_integrator_keeps_a_charged_sphere_breathing(scene):
         bpy.data.objects.remove(obj)
     print(f"breathing over frames 25-48: {amplitude}")
     assert amplitude["IMEX_LOW_DISSIPATION"] > 3 * amplitude["IMEX"], amplitude
+
+
+def test_spring_damping_stills_a_bouncing_strip_and_leaves_the_one_beside_it_bouncing(scene):
+    """Two strips hang side by side from their top rows and are baked together: they start at
+    rest length and bounce on their springs under gravity. Spring Damping on one (the springs'
+    strain-rate damping, low-dissipation integrator and no Settling, so nothing else damps)
+    stills its bounce; the other, undamped, bounces on; both end at the same stretch."""
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    strips = []
+    for name, x in (("damped", 0.0), ("undamped", 1.0)):
+        bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=20, size=1.0, location=(x, 0.0, 0.0))
+        obj = bpy.context.active_object
+        obj.name = name
+        obj.scale = (0.2, 1.0, 1.0)
+        obj.rotation_euler = (np.pi / 2, 0.0, 0.0)  # hanging in the xz plane, its top at z = 0.5
+        co = evaluated_coords(obj)
+        simulated(obj, tmp, 48, pin=np.nonzero(co[:, 1] > 0.499)[0])
+        s = obj.cmsc
+        s.integrator, s.relative_damping, s.adaptive_substeps, s.substeps = "IMEX_LOW_DISSIPATION", 0.0, False, 4
+        strips.append(obj)
+    strips[0].cmsc.spring_damping = 0.1  # its bounce (≈ 10 rad/s) damped at about half critical
+    strips[0].select_set(True)
+    strips[1].select_set(True)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+
+    def bottom(obj):  # the bottom row's mean height (m) per frame, in world space
+        samples = read_pc2(obj.cmsc.cache_path)
+        world = samples @ np.array(obj.matrix_world)[:3, :3].T
+        low = world[0][:, 2] < world[0][:, 2].min() + 1e-6
+        return world[:, low, 2].mean(axis=1)
+
+    damped, undamped = bottom(strips[0]), bottom(strips[1])
+    late = slice(24, 48)
+    swing_d, swing_u = np.ptp(damped[late]), np.ptp(undamped[late])
+    print(f"bottom row's bounce over frames 25-48: {swing_d * 1e3:.3f} mm damped, {swing_u * 1e3:.3f} mm undamped")
+    centre = 0.5 * (undamped[late].max() + undamped[late].min())
+    print(f"where it rests: {damped[-1]:.4f} m damped, {centre:.4f} m the undamped bounce's centre")
+    assert swing_u > 5e-3, "the undamped strip should bounce visibly"
+    assert swing_d < 0.01 * swing_u, f"{swing_d} m vs {swing_u} m"
+    assert abs(damped[-1] - centre) < 0.05 * swing_u, "damping changed where it rests"
