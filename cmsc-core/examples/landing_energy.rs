@@ -36,7 +36,8 @@
 //! 1.68 m after 72 frames): what held it was the stretch.
 //!
 //! Run: `cargo run --release -p cmsc-core --example landing_energy [-- --stiffness 3000
-//! --mu 0.05 --steps 3 --frames 24 --side 41 --radius 0.6]` (the defaults).
+//! --mu 0.05 --steps 3 --frames 24 --side 41 --radius 0.6 --spring-damping 0]` (the defaults;
+//! `--spring-damping` is the springs' strain-rate damping time in seconds).
 
 use cmsc_core::Real;
 
@@ -52,8 +53,10 @@ fn main() {
     let frames: u32 = args::arg("--frames", 24);
     let side: u32 = args::arg("--side", 41);
     let radius: Real = args::arg("--radius", 0.6);
+    let spring_damping: Real = args::arg("--spring-damping", 0.0);
     let (mut sys, structural) =
         landing::landing(side, radius, stiffness, mu, 1.0 / (24.0 * steps.max(1) as Real));
+    sys.set_spring_damping(&vec![spring_damping; sys.springs().len()]).unwrap();
     let n = sys.n_vertices();
     // the wave speed of the contact bound (System::advance), largest
     let c = sys.wave_speeds().into_iter().fold(0.0, Real::max);

@@ -301,7 +301,19 @@ mod landing;
 /// steps, iterations to 1e-3) with `bounds`: the highest total energy above the start (J), and
 /// the steps of each frame.
 fn landing_peak(radius: f64, stiffness: f64, bounds: StepBounds, frames: u32) -> (f64, Vec<u32>) {
+    damped_landing_peak(radius, stiffness, 0.0, bounds, frames)
+}
+
+/// [`landing_peak`] with the springs damping their strain rate at `spring_damping` (s).
+fn damped_landing_peak(
+    radius: f64,
+    stiffness: f64,
+    spring_damping: f64,
+    bounds: StepBounds,
+    frames: u32,
+) -> (f64, Vec<u32>) {
     let (mut sys, _) = landing::landing(41, radius, stiffness, 0.05, FRAME);
+    sys.set_spring_damping(&vec![spring_damping; sys.springs().len()]).unwrap();
     sys.set_step_bounds(bounds).unwrap();
     let start = sys.energies().total;
     let mut peak = f64::NEG_INFINITY;
@@ -339,6 +351,27 @@ fn a_cloth_landing_on_a_sphere_gains_no_energy_at_the_steps_the_contact_bound_ta
     let (soft, soft_steps) = landing_peak(0.6, 100.0, StepBounds::default(), 12);
     assert!(soft < 0.0, "{soft} J");
     assert_eq!(soft_steps, landing_peak(0.6, 100.0, off, 12).1);
+}
+
+#[test]
+fn a_damped_cloth_landing_takes_the_steps_its_damping_asks_and_gains_nothing() {
+    // Springs that damp their strain rate act within a step of length h as springs of stiffness
+    // k (1 + β/h): the default cloth (76 m/s) with β = 0.1 s lands on the 0.6 m sphere as a far
+    // stiffer one. At the 3 steps the undamped cloth takes there it gains energy from nothing;
+    // the bound solves h² c² + h β c² = (2.3 R)² for h: 3.2 ms, 14 steps per frame (the
+    // undamped cloth's bound asks for 3).
+    let off = StepBounds { contact: f64::INFINITY, ..StepBounds::default() };
+    let (stretched, plain) = damped_landing_peak(0.6, 100.0, 0.1, off, 12);
+    assert!(stretched > 0.5, "without the contact bound it gained only {stretched} J ({plain:?} steps)");
+    let (peak, taken) = damped_landing_peak(0.6, 100.0, 0.1, StepBounds::default(), 12);
+    eprintln!("β = 0.1 s: {stretched:.3} J gained at {plain:?} steps, {peak:.3} J at {taken:?}");
+    assert!(peak < 0.0, "gained {peak} J at {taken:?} steps");
+    let (c, r, beta): (f64, f64, f64) = (75.99, 0.6, 0.1);
+    let h = 2.0 * (2.3 * r).powi(2)
+        / (beta * c * c + ((beta * c * c).powi(2) + 4.0 * (c * 2.3 * r).powi(2)).sqrt());
+    // advance takes 3 · 2^j steps: 24 for the 14 asked
+    let asked = (FRAME / h).ceil() as u32;
+    assert!(taken[2..].iter().all(|&k| k == 3 * asked.div_ceil(3).next_power_of_two()), "{taken:?}");
 }
 
 #[test]
