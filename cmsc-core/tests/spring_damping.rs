@@ -220,3 +220,19 @@ fn bad_damping_is_refused_and_changes_nothing_and_the_gradient_says_it_cannot() 
     assert!(sys.springs().damping().is_empty());
     sys.rollout_gradient(2, &groups, &[1e-9], &target).unwrap();
 }
+
+#[test]
+fn a_damping_too_strong_to_factor_is_refused_naming_the_damping() {
+    let p = problem(0.01);
+    let mut sys = system(&p, Integrator::Imex, 10, 0.0);
+    // (h² + h β) k / m beyond 1e12 at 10–30 g and 200 N/m: β = 1e10 s
+    match sys.set_spring_damping(&vec![1e10; p.ends.len()]) {
+        Err(Error::InvalidArgument { name, reason, .. }) => {
+            assert_eq!(name, "stiffness");
+            assert!(reason.contains("(h² + h β) k / m") && reason.contains("damping"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(sys.springs().damping().is_empty(), "the refused damping was kept");
+    sys.step().unwrap();
+}

@@ -66,12 +66,17 @@ pub fn check_conditioning(mass: &[Real], springs: &Springs, h: Real) -> Result<(
     for (i, ((&m, &k), &w)) in mass.iter().zip(&k_sum).zip(&w_sum).enumerate() {
         let ratio = w / m;
         if ratio > MAX_STIFFNESS_MASS_RATIO || ratio.is_nan() {
+            let (what, lower) = if springs.damped() {
+                ("(h² + h β) k / m", "the stiffness or the springs' damping")
+            } else {
+                ("h² k / m", "the stiffness")
+            };
             return Err(Error::invalid(
                 "stiffness",
                 Some(i),
                 format!(
-                    "h² k / m = {ratio:.3e} at vertex {i} (h = {h} s, spring stiffness {k:.3e} N/m, mass {m:.3e} kg) \
-                     exceeds {MAX_STIFFNESS_MASS_RATIO:e}: M + h²L is numerically singular; lower the stiffness \
+                    "{what} = {ratio:.3e} at vertex {i} (h = {h} s, spring stiffness {k:.3e} N/m, mass {m:.3e} kg) \
+                     exceeds {MAX_STIFFNESS_MASS_RATIO:e}: M + h²L is numerically singular; lower {lower} \
                      or the time step, or raise the mass"
                 ),
             ));
