@@ -199,6 +199,8 @@ enum Op {
     /// the simulated surface (`cmsc_set_surface`, distances unused).
     SetTriangles { surface: bool, tri: Vec<(Idx, Idx, Idx)>, t_ptr: Ptr, d_len: Len, d_ptr: Ptr, d: Vec<F> },
     SetSelfCollisionFriction(Buf),
+    /// One damping time per spring (`cmsc_set_spring_damping`).
+    SetSpringDamping(Buf),
     SetColliderFrictionLaw(u32),
     Step(Steps),
     GetPositions(Len, Ptr),
@@ -619,6 +621,13 @@ fuzz_target!(|input: Input| {
                 let s = unsafe { cmsc::cmsc_set_self_collision_friction(sim, buf.ptr(b.ptr, null), k) };
                 check("cmsc_set_self_collision_friction", s);
                 ("cmsc_set_self_collision_friction", s, true)
+            }
+            Op::SetSpringDamping(b) => {
+                let (k, null) = b.len.resolve(n_springs);
+                let mut buf = Backing::new(doubles(&b.data, if null { 0 } else { k.min(4096) }, |_| 0.01));
+                let s = unsafe { cmsc::cmsc_set_spring_damping(sim, buf.ptr(b.ptr, null), k) };
+                check("cmsc_set_spring_damping", s);
+                ("cmsc_set_spring_damping", s, true)
             }
             Op::SetColliderFrictionLaw(law) => {
                 let s = unsafe { cmsc::cmsc_set_collider_friction_law(sim, *law % 4) };
