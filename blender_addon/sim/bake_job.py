@@ -455,8 +455,8 @@ def contact_warning(job):
         limit, remedy = f"Substeps takes {job.substeps}", f"Turn on Adaptive Substeps or raise Substeps to {most}"
     return (
         f"from frame {first} a mesh touched a curved collider, where the contacts ask for up to {most} steps per "
-        f"frame (more for stiffer springs and tighter curves) and {limit}: contacts at longer steps stretch the mesh "
-        f"and can give it energy from nothing (it jumps or is thrown off). {remedy}"
+        f"frame (more for stiffer springs, more Spring Damping and tighter curves) and {limit}: contacts at longer "
+        f"steps stretch the mesh and can give it energy from nothing (it jumps or is thrown off). {remedy}"
     )
 
 
