@@ -478,6 +478,20 @@ CmscStatus cmsc_contact_steps(const CmscSim *sim,
                               double seconds,
                               uint32_t *steps);
 
+// Writes to `steps` (n values, n = the vertex count) what cmsc_contact_steps gives, for each
+// vertex from its own contacts: the equal steps over the next `seconds` (> 0, finite) that
+// vertex i asks for, 1 where it neither touches nor is about to strike a curved obstacle (and
+// for pinned vertices). The largest is cmsc_contact_steps'; a caller simulating several
+// objects together can tell which of them asks. Changes nothing; `steps` is written only on
+// success.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `steps` NULL or writable for n values.
+CmscStatus cmsc_contact_steps_per_vertex(const CmscSim *sim,
+                                         double seconds,
+                                         uint32_t *steps,
+                                         size_t n);
+
 // Sets every vertex charge (C); `n` must equal the vertex count.
 //
 // # Safety

@@ -132,6 +132,7 @@ SIGNATURES = {
     "cmsc_step": (_status, [_sim, ctypes.c_uint32]),
     "cmsc_advance": (_status, [_sim, ctypes.c_double, ctypes.c_uint32, ctypes.c_uint32, _u32ptr]),
     "cmsc_contact_steps": (_status, [_sim, ctypes.c_double, _u32ptr]),
+    "cmsc_contact_steps_per_vertex": (_status, [_sim, ctypes.c_double, _u32ptr, _size]),
     "cmsc_set_iteration_tolerance": (_status, [_sim, ctypes.c_double]),
     "cmsc_set_charges": (_status, [_sim, _dptr, _size]),
     "cmsc_get_positions": (_status, [_sim, _dptr, _size]),

@@ -293,8 +293,9 @@ class BakeJob(Setup):
     outcome: Outcome | None = None
     #: the time steps each baked frame took (adaptive substeps choose them)
     steps: list = field(default_factory=list)
-    #: the most steps per frame the contacts asked for and the first frame that asked for more
-    #: than the bake may take (`Simulation.contact_steps`, `most_steps`); None: none did
+    #: the most steps per frame the contacts asked for, the first frame that asked for more than
+    #: the bake may take (`Simulation.contact_steps_per_vertex`, `most_steps`) and the parts
+    #: whose contacts asked, in the order they first did; None: none did
     contact_shortfall: tuple | None = None
 
     def stop(self, outcome, text):
@@ -434,11 +435,24 @@ def run(job, on_frame=None):
 
 def _check_contact_steps(job, sim, frame):
     """Records in `job.contact_shortfall` the steps the contacts ask for over the frame that
-    starts (`frame` − 1 → `frame`) where they are more than the frame may take (`most_steps`)."""
-    needed = sim.contact_steps(job.substeps * job.params.time_step)
+    starts (`frame` − 1 → `frame`) where they are more than the frame may take (`most_steps`),
+    and which parts' contacts ask."""
+    each = sim.contact_steps_per_vertex(job.substeps * job.params.time_step)
+    asked = [int(each[a:b].max(initial=1)) for a, b in job.parts]
+    needed = max(asked)
     if needed > job.most_steps:
-        most, first = job.contact_shortfall or (0, frame)
-        job.contact_shortfall = (max(most, needed), first)
+        most, first, parts = job.contact_shortfall or (0, frame, ())
+        more = tuple(k for k, steps in enumerate(asked) if steps > job.most_steps and k not in parts)
+        job.contact_shortfall = (max(most, needed), first, parts + more)
+
+
+def _part_name(job, k):
+    return job.part_names[k] if k < len(job.part_names) else f"part {k + 1}"
+
+
+def _listed(names):
+    """"A", "A and B", "A, B and C"."""
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
 
 
 def contact_warning(job):
@@ -446,7 +460,8 @@ def contact_warning(job):
     (`BakeJob.contact_shortfall`), or ""."""
     if job.contact_shortfall is None:
         return ""
-    most, first = job.contact_shortfall
+    most, first, parts = job.contact_shortfall
+    who = _listed([_part_name(job, k) for k in parts]) if parts else "a mesh"
     if job.adaptive:
         # each substep takes up to Max Substeps // Substeps steps
         enough = job.substeps * -(-most // job.substeps)
@@ -454,7 +469,7 @@ def contact_warning(job):
     else:
         limit, remedy = f"Substeps takes {job.substeps}", f"Turn on Adaptive Substeps or raise Substeps to {most}"
     return (
-        f"from frame {first} a mesh touched a curved collider, where the contacts ask for up to {most} steps per "
+        f"from frame {first} {who} touched a curved collider, where the contacts ask for up to {most} steps per "
         f"frame (more for stiffer springs, more Spring Damping and tighter curves) and {limit}: contacts at longer "
         f"steps stretch the mesh and can give it energy from nothing (it jumps or is thrown off). {remedy}"
     )
@@ -507,8 +522,7 @@ def _frames(job, sim, writers, on_frame):
         grown = blown_up(positions, job.parts, rest_sizes)
         if grown is not None:
             k, growth = grown
-            name = job.part_names[k] if k < len(job.part_names) else f"part {k + 1}"
-            text = f"diverged at frame {frame}: {name} grew to {growth:.0f}× its size. {DIVERGED_HINT}"
+            text = f"diverged at frame {frame}: {_part_name(job, k)} grew to {growth:.0f}× its size. {DIVERGED_HINT}"
             job.stop(Outcome.DIVERGED, text)
             break
         if not _write(job, writers, positions, job.world_to_local[f]):

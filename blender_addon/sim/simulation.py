@@ -107,6 +107,13 @@ class Simulation:
         self._call("cmsc_contact_steps", float(seconds), ctypes.byref(steps))
         return steps.value
 
+    def contact_steps_per_vertex(self, seconds):
+        """`contact_steps` for each vertex (n,) uint32, from its own contacts: 1 where it neither
+        touches nor is about to strike a curved collider; the largest is `contact_steps`."""
+        out = np.empty(self.n_vertices, dtype=np.uint32)
+        self._call("cmsc_contact_steps_per_vertex", float(seconds), _ptr(out, ctypes.c_uint32), len(out))
+        return out
+
     @property
     def positions(self):
         """(n, 3) float64 copy of the positions (m)."""

@@ -377,32 +377,46 @@ fn damped_contact_step(wave: Real, damped: Real, m: Real, reach: Real) -> Real {
     2.0 * c / (damped + (damped * damped + 4.0 * wave * c).sqrt())
 }
 
-/// The largest step the contacts allow (s) over a call of `seconds`, module docs: every free
-/// vertex with springs that meets an obstacle in the call ([`MEET_FRACTION`]) where it is
-/// curved asks for `h ≤ factor R / c_i`, with `c_i² = Σ_s k_s (1 + β_s/h) l_s² / m_i` over its
-/// springs (`β_s`: their strain-rate damping) and `R` the obstacle's radius of curvature there.
+/// The largest step the contacts allow (s) over a call of `seconds`, module docs: the least of
+/// [`contact_bounds`], `∞` where nothing touches.
 fn contact_bound(sys: &System, seconds: Real, factor: Real) -> Real {
+    contact_bounds(sys, seconds, factor)
+        .map_or(Real::INFINITY, |h| h.into_iter().fold(Real::INFINITY, Real::min))
+}
+
+/// The largest step each vertex's contacts allow (s) over a call of `seconds`, module docs: every
+/// free vertex with springs that meets an obstacle in the call ([`MEET_FRACTION`]) where it is
+/// curved asks for `h ≤ factor R / c_i`, with `c_i² = Σ_s k_s (1 + β_s/h) l_s² / m_i` over its
+/// springs (`β_s`: their strain-rate damping) and `R` the obstacle's radius of curvature there;
+/// `∞` for the others. `None` when no vertex can ask (no obstacle, or the bound is off).
+fn contact_bounds(sys: &System, seconds: Real, factor: Real) -> Option<Vec<Real>> {
     let (model, x, v) = (&sys.model, &sys.state.x, &sys.state.v);
     let (colliders, meshes) = (&model.colliders, &model.mesh_colliders);
     if factor.is_infinite() || (colliders.spheres.is_empty() && meshes.meshes().is_empty()) {
-        return Real::INFINITY;
+        return None;
     }
     let w = spring_waves(model, x.len());
     let step = sys.state.steps;
-    (0..x.len())
-        .into_par_iter()
-        .filter(|&i| !model.pins.pinned[i] && w.wave[i] > 0.0)
-        .map(|i| {
-            let tolerance = MEET_FRACTION * w.shortest[i];
-            let radius = colliders
-                .meet(&x[i], &v[i], seconds, tolerance)
-                .min(meshes.meet(&x[i], &v[i], seconds, step, tolerance));
-            if radius.is_infinite() {
-                return Real::INFINITY;
-            }
-            damped_contact_step(w.wave[i], w.damped[i], model.mass[i], factor * radius)
-        })
-        .reduce(|| Real::INFINITY, Real::min)
+    let bound = |i: usize| {
+        if model.pins.pinned[i] || w.wave[i] <= 0.0 {
+            return Real::INFINITY;
+        }
+        let tolerance = MEET_FRACTION * w.shortest[i];
+        let radius = colliders
+            .meet(&x[i], &v[i], seconds, tolerance)
+            .min(meshes.meet(&x[i], &v[i], seconds, step, tolerance));
+        if radius.is_infinite() {
+            return Real::INFINITY;
+        }
+        damped_contact_step(w.wave[i], w.damped[i], model.mass[i], factor * radius)
+    };
+    Some((0..x.len()).into_par_iter().map(bound).collect())
+}
+
+/// `⌈seconds / h⌉` equal steps for a largest step `h` (s): at least 1, saturating at
+/// `u32::MAX` (a cast of a float to u32 saturates; `h = ∞` gives 1).
+fn steps_for(seconds: Real, h: Real) -> u32 {
+    ((seconds / h).ceil() as u32).max(1)
 }
 
 /// What a retry restores: the state, the obstacles, and what the stepper keeps across steps.
@@ -546,9 +560,23 @@ impl System {
     /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
     pub fn contact_steps(&self, seconds: Real) -> Result<u32> {
         check_seconds(seconds)?;
-        let h = contact_bound(self, seconds, self.step_bounds.contact);
-        // ⌈seconds / h⌉, at least 1, saturating (a cast of a float to u32 saturates)
-        Ok(((seconds / h).ceil() as u32).max(1))
+        Ok(steps_for(seconds, contact_bound(self, seconds, self.step_bounds.contact)))
+    }
+
+    /// [`System::contact_steps`] for each vertex: the equal steps over the next `seconds` that
+    /// its own contacts ask for (1 where it neither touches nor is about to strike a curved
+    /// obstacle, and for pinned vertices), so that a caller can tell which part of a scene asks;
+    /// the largest is [`System::contact_steps`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
+    pub fn contact_steps_per_vertex(&self, seconds: Real) -> Result<Vec<u32>> {
+        check_seconds(seconds)?;
+        let n = self.state.x.len();
+        Ok(match contact_bounds(self, seconds, self.step_bounds.contact) {
+            Some(h) => h.into_iter().map(|h| steps_for(seconds, h)).collect(),
+            None => vec![1; n],
+        })
     }
 }
 

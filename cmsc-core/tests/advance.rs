@@ -388,6 +388,13 @@ fn contact_steps_name_the_steps_the_contact_bound_asks_at_fixed_steps() {
         (0..12)
             .map(|_| {
                 let k = sys.contact_steps(FRAME).unwrap();
+                // per vertex: the same largest, asked only by vertices that can reach the sphere
+                // (radius 0.6 m, contact distance 2 cm) at their speed within the frame
+                let each = sys.contact_steps_per_vertex(FRAME).unwrap();
+                assert_eq!(each.iter().copied().max(), Some(k));
+                let (x, v) = (sys.positions(), sys.velocities());
+                let reach = |i: usize| 0.62 + 0.01 + v[i].norm() * FRAME;
+                assert!((0..x.len()).all(|i| each[i] == 1 || x[i].norm() < reach(i)), "asked far off");
                 sys.step_n(3).unwrap();
                 k
             })
@@ -405,4 +412,5 @@ fn contact_steps_name_the_steps_the_contact_bound_asks_at_fixed_steps() {
     let off = StepBounds { contact: f64::INFINITY, ..StepBounds::default() };
     assert!(asked(3000.0, off).iter().all(|&k| k == 1));
     assert!(sys.contact_steps(0.0).is_err() && sys.contact_steps(f64::NAN).is_err());
+    assert!(sys.contact_steps_per_vertex(0.0).is_err());
 }

@@ -148,6 +148,33 @@ pub unsafe extern "C" fn cmsc_contact_steps(
     })
 }
 
+/// Writes to `steps` (n values, n = the vertex count) what cmsc_contact_steps gives, for each
+/// vertex from its own contacts: the equal steps over the next `seconds` (> 0, finite) that
+/// vertex i asks for, 1 where it neither touches nor is about to strike a curved obstacle (and
+/// for pinned vertices). The largest is cmsc_contact_steps'; a caller simulating several
+/// objects together can tell which of them asks. Changes nothing; `steps` is written only on
+/// success.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `steps` NULL or writable for n values.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_contact_steps_per_vertex(
+    sim: *const CmscSim,
+    seconds: f64,
+    steps: *mut u32,
+    n: usize,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_ref(sim)? };
+        expect_count("steps", n, sim.sys.n_vertices(), "vertices")?;
+        // SAFETY: forwarded from the caller.
+        let out = unsafe { output(steps, n, "steps")? };
+        out.copy_from_slice(&sim.sys.contact_steps_per_vertex(seconds)?);
+        Ok(())
+    })
+}
+
 /// Sets every vertex charge (C); `n` must equal the vertex count.
 ///
 /// # Safety

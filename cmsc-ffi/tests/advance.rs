@@ -180,6 +180,12 @@ fn contact_steps_are_the_contact_bound_over_a_sphere_a_vertex_rests_on() {
         assert_eq!(contact_steps(sim, FRAME), (CMSC_OK, expected), "R = {radius} m");
     }
     assert_eq!(contact_steps(sim, FRAME).1, 15);
+    // per vertex: vertex 27 asks for the 15, every other vertex for 1
+    let mut each = vec![u32::MAX; N];
+    // SAFETY: a live handle, `each` writable for N values.
+    assert_eq!(unsafe { cmsc_contact_steps_per_vertex(sim, FRAME, each.as_mut_ptr(), N) }, CMSC_OK);
+    let expected: Vec<u32> = (0..N).map(|i| if i == 27 { 15 } else { 1 }).collect();
+    assert_eq!(each, expected);
     let x = positions(sim, N);
     for bad in [0.0, -FRAME, f64::NAN, f64::INFINITY] {
         assert_eq!(contact_steps(sim, bad), (CMSC_INVALID_ARGUMENT, u32::MAX), "{bad}");
@@ -190,6 +196,20 @@ fn contact_steps_are_the_contact_bound_over_a_sphere_a_vertex_rests_on() {
         assert_eq!(cmsc_contact_steps(ptr::null(), FRAME, &mut 0), CMSC_INVALID_ARGUMENT);
         assert_eq!(cmsc_contact_steps(sim, FRAME, ptr::null_mut()), CMSC_INVALID_ARGUMENT);
         assert!(last_error().contains("steps"), "{}", last_error());
+        let mut each = vec![u32::MAX; N + 1];
+        for (seconds, n, needle) in
+            [(FRAME, N + 1, "does not match"), (FRAME, N - 1, "does not match"), (0.0, N, "seconds")]
+        {
+            let status = cmsc_contact_steps_per_vertex(sim, seconds, each.as_mut_ptr(), n);
+            assert_eq!(status, CMSC_INVALID_ARGUMENT, "({seconds}, {n})");
+            assert!(last_error().contains(needle), "{}", last_error());
+        }
+        assert!(each.iter().all(|&k| k == u32::MAX), "written only on success");
+        assert_eq!(cmsc_contact_steps_per_vertex(sim, FRAME, ptr::null_mut(), N), CMSC_INVALID_ARGUMENT);
+        assert_eq!(
+            cmsc_contact_steps_per_vertex(ptr::null(), FRAME, each.as_mut_ptr(), N),
+            CMSC_INVALID_ARGUMENT
+        );
     }
     assert_eq!(positions(sim, N), x, "asking changes nothing");
     let (status, taken) = advance(sim, FRAME, 1, 64);

@@ -247,6 +247,34 @@ def test_a_fixed_substeps_bake_is_warned_where_its_contacts_ask_for_more_steps(s
             asked = int(found[2])
 
 
+def test_the_contacts_warning_names_the_object_whose_contacts_asked(scene):
+    """Two stiff cloths (3,000 N/m) baked together at fixed Substeps 3: "Drape" lands on the
+    sphere, "Falling" falls free beside it. The warning names the one that touched and not the
+    other (before, it said "a mesh" whatever the scene held)."""
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    frames = 6
+    sc.frame_start, sc.frame_end = 1, frames
+    drape = drape_scene(5.0)
+    drape.name = "Drape"
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=10, y_subdivisions=10, size=1.0, location=(5.0, 0.0, 0.0))
+    falling = bpy.context.active_object
+    falling.name = "Falling"
+    for obj in (drape, falling):
+        s = obj.cmsc
+        s.enabled = True
+        s.frame_start, s.frame_end = 1, frames
+        s.stiffness, s.substeps, s.adaptive_substeps = 3000.0, 3, False
+        s.cache_path = str(tmp / f"{obj.name}.pc2")
+    reports = Reports()
+    objects, job = addon_module("ui.bake").bake(bpy.context, drape, reports)
+    assert {o.name for o in objects} == {"Drape", "Falling"}
+    warned = reports.text("WARNING")
+    print(warned)
+    assert re.search(r"from frame \d+ Drape touched a curved collider", warned), warned
+    assert "Falling" not in warned, warned
+
+
 def test_an_uncharged_stiff_cloth_landing_on_a_sphere_is_not_called_energy_from_nothing(scene):
     """A stiff cloth (3,000 N/m) dropped 5 cm onto a sphere. At 3 steps per frame the contacts
     stretched its springs and it gained energy at the impact (README, `examples/landing_energy.rs`),

@@ -193,13 +193,16 @@ def test_coulomb_collider_friction_reaches_the_library_and_is_checked(lib_path):
 def test_contact_steps_are_the_contact_bound_of_a_spring_resting_on_a_sphere(lib_path):
     """contact_steps: a 0.1 m spring of 100 N/m between two 10 g points, one resting on a sphere
     of radius R: c = √(k l² / m) = 10 m/s, and over 1/24 s the bound asks for
-    ⌈(1/24) c / (2.3 R)⌉ steps (4 at R = 0.05 m); 1 with no sphere; a bad duration is refused."""
+    ⌈(1/24) c / (2.3 R)⌉ steps (4 at R = 0.05 m), asked by the vertex on the sphere alone; 1 with no
+    sphere; a bad duration is refused."""
     x = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]])
     p = SimParams(gravity=(0.0, 0.0, 0.0), coulomb=CoulombMethod.OFF)
     with Simulation(lib_path, x, [0.01, 0.01], np.array([[0, 1]]), [100.0], p) as s:
         assert s.contact_steps(1.0 / 24.0) == 1
         s.set_sphere_colliders([[0.0, 0.0, -0.0505]], [0.05])
         assert s.contact_steps(1.0 / 24.0) == math.ceil(10.0 / 24.0 / (2.3 * 0.05)) == 4
+        # per vertex: the one resting on the sphere asks, the other end of the spring does not
+        assert s.contact_steps_per_vertex(1.0 / 24.0).tolist() == [4, 1]
         with pytest.raises(InvalidArgumentError, match="seconds"):
             s.contact_steps(0.0)
 
