@@ -67,6 +67,18 @@
 //! build of commit 70030f3: 8.65–9.38 s (13.6–14.8 ms per step; before, 12.3–13.1 s) against
 //! 1.80–2.06 s with the sphere alone (3.3–3.8 ms per step): about 4×. Same 634 steps, same end.
 //!
+//! With the boxes of 2–6 points taken from their least and greatest coordinates instead of
+//! parry's point-cloud pass (which `perf` put at 4.9 % of the run), 2026-11-27, quiet VM, 2
+//! threads: 12.59–12.64 s over 604 steps (20.9 ms per step; the build before 13.16–13.55 s)
+//! against 2.85 s over 544 steps with the sphere alone (5.2 ms per step): 4.0× per step. The
+//! rest of the run, from `perf`: the trees' queries for candidates 16 % (taken again in 3 of 4
+//! calls: a crumpling cloth leaves the candidates' slack), edge pairs 11 % (49 million over the
+//! run, about 9,000 per detection, most of them neighbours in one layer), the box filters 12 %,
+//! the direct Coulomb sum 11 %. A larger slack takes them less often but tests more (1.0:
+//! 14.2 s, 2.0: 16.8 s), a smaller one the opposite (0.25: 13.3 s); fewer or more projection
+//! sweeps per pass do not help (2: 12.6 s, 8: 14.6 s). Two runs of one build differ in the
+//! third digit of the closest pair from frame 11 on (parallel sums), at the same step count.
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³).
