@@ -76,8 +76,8 @@
 //! run, about 9,000 per detection, most of them neighbours in one layer), the box filters 12 %,
 //! the direct Coulomb sum 11 %. A larger slack takes them less often but tests more (1.0:
 //! 14.2 s, 2.0: 16.8 s), a smaller one the opposite (0.25: 13.3 s); fewer or more projection
-//! sweeps per pass do not help (2: 12.6 s, 8: 14.6 s). Two runs of one build differ in the
-//! third digit of the closest pair from frame 11 on (parallel sums), at the same step count.
+//! sweeps per pass do not help (2: 12.6 s, 8: 14.6 s). Two runs of one build print the same
+//! positions to the last bit, on any number of threads (`tests/determinism.rs`).
 //!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's

@@ -24,12 +24,19 @@ pub fn is_finite3(v: &Vec3) -> bool {
 /// state could differ in the last bit; the low-dissipation safeguard scales the velocities by
 /// such sums, and two runs of one sphere drifted 2e-9 m apart over 45 calls.
 pub(crate) fn ordered_sum(n: usize, f: impl Fn(usize) -> Real + Sync) -> Real {
+    ordered_blocks(n, SUM_BLOCK, |block| block.map(&f).sum::<Real>()).iter().sum()
+}
+
+/// `part` of each block of `block` consecutive indices in `0..n` (the last one shorter), in
+/// parallel, in order: for sums that must not depend on the number of threads, each block's
+/// part is added up in its own order and the parts then in theirs (see [`ordered_sum`]).
+pub(crate) fn ordered_blocks<T: Send>(
+    n: usize,
+    block: usize,
+    part: impl Fn(std::ops::Range<usize>) -> T + Sync,
+) -> Vec<T> {
     use rayon::prelude::*;
-    let blocks: Vec<Real> = (0..n.div_ceil(SUM_BLOCK))
-        .into_par_iter()
-        .map(|b| (b * SUM_BLOCK..((b + 1) * SUM_BLOCK).min(n)).map(&f).sum())
-        .collect();
-    blocks.iter().sum()
+    (0..n.div_ceil(block)).into_par_iter().map(|b| part(b * block..((b + 1) * block).min(n))).collect()
 }
 
 /// The terms [`ordered_sum`] adds in one block.

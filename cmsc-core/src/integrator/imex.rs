@@ -30,7 +30,7 @@ use super::{Explicit, Integrate, Next, Now};
 use crate::counters::{timed, StepCounts, StepTimings};
 use crate::error::Result;
 use crate::linsolve::GlobalSolver;
-use crate::math::{Real, Vec3};
+use crate::math::{ordered_blocks, Real, Vec3};
 use crate::model::{Acceleration, Damping, Model};
 use crate::springs::{damping_energy, gather_jd, gather_jd_damped, local_step_energy, Springs, StrainRate};
 
@@ -209,11 +209,13 @@ impl Stop<'_> {
         if self.tolerance <= 0.0 {
             return false;
         }
-        let (update, displacement) = (before, after, self.origin)
-            .into_par_iter()
-            .with_min_len(4096)
-            .map(|(b, a, o)| ((a - b).norm_squared(), (a - o).norm_squared()))
-            .reduce(|| (0.0, 0.0), |p, q| (p.0 + q.0, p.1 + q.1));
+        // in fixed blocks, so that when the iterations stop does not depend on the threads
+        let parts = ordered_blocks(after.len(), 4096, |block| {
+            block.fold((0.0, 0.0), |(u, d), i| {
+                (u + (after[i] - before[i]).norm_squared(), d + (after[i] - self.origin[i]).norm_squared())
+            })
+        });
+        let (update, displacement) = parts.iter().fold((0.0, 0.0), |(u, d), p| (u + p.0, d + p.1));
         let floor = STILL_DISPLACEMENT * (after.len() as Real).sqrt();
         update.sqrt() <= self.tolerance * (displacement.sqrt() + floor)
     }

@@ -52,8 +52,21 @@ pub fn local_step_energy(springs: &Springs, x: &[Vec3], d: &mut [Vec3]) -> Real 
         0.5 * k * (len - l) * (len - l)
     };
     if springs.len() >= PAR_MIN {
-        let ends_rest = springs.ends.par_iter().zip(&springs.rest).zip(&springs.stiffness);
-        d.par_iter_mut().zip(ends_rest).map(kernel).sum()
+        // in blocks fixed by the length alone, added in order (`math::ordered_sum`): the
+        // accelerated iterations' safeguard compares this energy, which must not depend on
+        // the number of threads
+        let block = crate::math::SUM_BLOCK;
+        let parts: Vec<Real> = d
+            .par_chunks_mut(block)
+            .enumerate()
+            .map(|(b, chunk)| {
+                let s = b * block..b * block + chunk.len();
+                let ends_rest =
+                    springs.ends[s.clone()].iter().zip(&springs.rest[s.clone()]).zip(&springs.stiffness[s]);
+                chunk.iter_mut().zip(ends_rest).map(kernel).sum()
+            })
+            .collect();
+        parts.iter().sum()
     } else {
         let ends_rest = springs.ends.iter().zip(&springs.rest).zip(&springs.stiffness);
         d.iter_mut().zip(ends_rest).map(kernel).sum()
