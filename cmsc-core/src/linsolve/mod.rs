@@ -43,8 +43,9 @@ use crate::springs::Springs;
 const PINNED: u32 = u32::MAX;
 
 /// Largest accepted ratio `h² Σ_{s ∋ i} k_s / m_i` of a vertex's implicit spring stiffness to its
-/// mass (with strain-rate damping `Σ_{s ∋ i} (h² + h β_s) k_s / m_i`). The condition number of `M + h²L` grows like this ratio, and a Cholesky solve loses
-/// about `log10(ratio)` of f64's 16 digits: at 1e12 four digits remain; from ~1e16 `m_i` vanishes
+/// mass (with strain-rate damping `Σ_{s ∋ i} (h² + h β_s) k_s / m_i`). The condition number of
+/// `M + h²L` grows like this ratio, and a Cholesky solve loses about `log10(ratio)` of f64's 16
+/// digits: at 1e12 four digits remain; from ~1e16 `m_i` vanishes
 /// from `m_i + h² k` in rounding and the matrix is numerically singular (found by fuzzing).
 pub const MAX_STIFFNESS_MASS_RATIO: Real = 1e12;
 

@@ -79,14 +79,19 @@ pub fn local_step_energy(springs: &Springs, x: &[Vec3], d: &mut [Vec3]) -> Real 
 /// # Panics
 /// If `out` does not have one entry per vertex of `springs`' index.
 pub fn gather_jd(springs: &Springs, d: &[Vec3], out: &mut [Vec3]) {
-    assert_eq!(out.len() + 1, springs.offsets.len());
     let k = &springs.stiffness;
+    gather(springs, out, |s| d[s] * k[s]);
+}
+
+/// `out_i = Σ_{s ∋ i} ± term(s)` (`+` where `i` is the spring's `a` end): the per-vertex gather
+/// of [`gather_jd`] and [`gather_jd_damped`], in parallel from [`PAR_MIN`] springs.
+///
+/// # Panics
+/// If `out` does not have one entry per vertex of `springs`' index.
+fn gather(springs: &Springs, out: &mut [Vec3], term: impl Fn(usize) -> Vec3 + Sync) {
+    assert_eq!(out.len() + 1, springs.offsets.len());
     let kernel = |(i, o): (usize, &mut Vec3)| {
-        let mut acc = Vec3::zeros();
-        for &(s, sign) in springs.incident(i) {
-            acc += d[s as usize] * (sign * k[s as usize]);
-        }
-        *o = acc;
+        *o = springs.incident(i).iter().fold(Vec3::zeros(), |acc, &(s, sign)| acc + term(s as usize) * sign);
     };
     if springs.len() >= PAR_MIN {
         out.par_iter_mut().enumerate().for_each(kernel);
@@ -161,31 +166,19 @@ pub fn midpoint_damping_work(springs: &Springs, x0: &[Vec3], x1: &[Vec3], h: Rea
 /// # Panics
 /// As [`gather_jd`].
 pub fn gather_jd_damped(springs: &Springs, d: &[Vec3], x: &[Vec3], rate: StrainRate<'_>, out: &mut [Vec3]) {
-    assert_eq!(out.len() + 1, springs.offsets.len());
     let (k, beta) = (&springs.stiffness, &springs.damping);
     let inv_h = 1.0 / rate.h;
-    let kernel = |(i, o): (usize, &mut Vec3)| {
-        let mut acc = Vec3::zeros();
-        for &(s, sign) in springs.incident(i) {
-            let s = s as usize;
-            let mut target = d[s];
-            let b_s = beta.get(s).copied().unwrap_or(0.0);
-            if b_s > 0.0 {
-                let [a, b] = springs.ends[s];
-                let (p, p_t) = (x[a as usize] - x[b as usize], rate.start(a, b));
-                let len = p.norm();
-                let u = if len > 0.0 { p * (p_t.norm() / len) } else { p_t };
-                target += u * (b_s * inv_h);
-            }
-            acc += target * (sign * k[s]);
+    gather(springs, out, |s| {
+        let b_s = beta.get(s).copied().unwrap_or(0.0);
+        if b_s == 0.0 {
+            return d[s] * k[s];
         }
-        *o = acc;
-    };
-    if springs.len() >= PAR_MIN {
-        out.par_iter_mut().enumerate().for_each(kernel);
-    } else {
-        out.iter_mut().enumerate().for_each(kernel);
-    }
+        let [a, b] = springs.ends[s];
+        let (p, p_t) = (x[a as usize] - x[b as usize], rate.start(a, b));
+        let len = p.norm();
+        let u = if len > 0.0 { p * (p_t.norm() / len) } else { p_t };
+        (d[s] + u * (b_s * inv_h)) * k[s]
+    });
 }
 
 /// Strain-rate damping forces `f_a = −β_s k_s ((v_a − v_b)·u_s) u_s`, `f_b = −f_a`, with `u_s`
