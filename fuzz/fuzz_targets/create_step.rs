@@ -206,6 +206,8 @@ enum Op {
     GetPositions(Len, Ptr),
     GetVelocities(Len, Ptr),
     CoulombForces(Len, Ptr),
+    /// `cmsc_contact_steps_per_vertex` over a duration (s), checked against `cmsc_contact_steps`.
+    ContactSteps(Len, Ptr, F),
     Energies(bool),
     NullHandle(u8, u32),
 }
@@ -686,6 +688,25 @@ fuzz_target!(|input: Input| {
                     }
                 }
                 (what, s, true)
+            }
+            Op::ContactSteps(len, how, seconds) => {
+                let (k, null) = len.resolve(n);
+                let mut out = Backing::new(vec![u32::MAX; if null { 0 } else { k }]);
+                let seconds = seconds.get();
+                let s = unsafe { cmsc::cmsc_contact_steps_per_vertex(sim, seconds, out.ptr(*how, null), k) };
+                check("cmsc_contact_steps_per_vertex", s);
+                if s == CmscStatus::CMSC_OK {
+                    assert_eq!(k, n, "cmsc_contact_steps_per_vertex accepted a wrong count");
+                    let each = &out.v[..k];
+                    let mut most = u32::MAX;
+                    let whole = unsafe { cmsc::cmsc_contact_steps(sim, seconds, &mut most) };
+                    assert_eq!(whole, CmscStatus::CMSC_OK, "contact_steps after the per-vertex call: {}", last_error());
+                    assert!(each.iter().all(|&e| e >= 1), "a vertex asked for no step");
+                    assert_eq!(each.iter().copied().max().unwrap_or(1), most, "the largest is cmsc_contact_steps'");
+                } else {
+                    assert!(out.v.iter().all(|&e| e == u32::MAX), "written on failure");
+                }
+                ("cmsc_contact_steps_per_vertex", s, true)
             }
             Op::Energies(null) => {
                 let mut e = CmscEnergies::default();
