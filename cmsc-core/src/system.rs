@@ -348,12 +348,7 @@ impl System {
     /// # Errors
     /// [`Error::InvalidArgument`] on a length mismatch or a negative or non-finite value.
     pub fn set_stiffness(&mut self, stiffness: &[Real]) -> Result<()> {
-        let mut springs = self.model.springs.clone();
-        springs.set_stiffness(stiffness)?;
-        check_conditioning(&self.model.mass, &springs, self.model.params.time_step)?;
-        self.model.springs = springs;
-        self.stepper.refactor_later();
-        Ok(())
+        self.edit_springs(|springs| springs.set_stiffness(stiffness))
     }
 
     /// Sets each spring's strain-rate damping time `β_s` (s): the spring resists the rate at
@@ -367,8 +362,15 @@ impl System {
     /// springs (or 0), a negative or non-finite value, or (`stiffness`) a damping that makes
     /// the global matrix too ill-conditioned to factor.
     pub fn set_spring_damping(&mut self, seconds: &[Real]) -> Result<()> {
+        self.edit_springs(|springs| springs.set_damping(seconds))
+    }
+
+    /// Applies `edit` to a copy of the springs and keeps it if the global matrix stays well
+    /// enough conditioned to factor ([`check_conditioning`]); refactored at the next step. On
+    /// error the springs in force are unchanged.
+    fn edit_springs(&mut self, edit: impl FnOnce(&mut Springs) -> Result<()>) -> Result<()> {
         let mut springs = self.model.springs.clone();
-        springs.set_damping(seconds)?;
+        edit(&mut springs)?;
         check_conditioning(&self.model.mass, &springs, self.model.params.time_step)?;
         self.model.springs = springs;
         self.stepper.refactor_later();
