@@ -1179,10 +1179,11 @@ impl Candidates {
 }
 
 /// The room [`Candidates`] leave for the vertices to move, as a share of the largest contact
-/// distance (1/4). Taken by traversing the trees against themselves, candidates cost less
-/// than testing the pairs a larger slack adds (`examples/crumple_cost.rs`: 1/8 and 1/2 are
-/// slower).
-const CANDIDATE_SLACK: Real = 0.25;
+/// distance (1/2). With the candidates taken by traversing the trees against each other, 1/4
+/// was as fast on the crumple of `examples/crumple_cost.rs` and slower on the calm drape of
+/// `examples/collision_cost.rs` (its cloth moved beyond the slack more often), 1/8 slower on
+/// both.
+const CANDIDATE_SLACK: Real = 0.5;
 
 /// Refits of the broad phase's trees before they are built afresh (8).
 const REBUILD_STEPS: usize = 8;
@@ -1677,7 +1678,7 @@ mod tests {
     }
 
     /// [`two_sheets`] with the upper one lowered into contact, the pair falling 5 cm per step
-    /// (50 times the candidates' slack) while the upper sheet sinks 0.1 mm per step onto the
+    /// (25 times the candidates' slack) while the upper sheet sinks 0.2 mm per step onto the
     /// lower: candidates kept from step to step hold under the common fall (their test allows a
     /// translation of the whole mesh), so most steps take none from the trees, and the steps
     /// find what they find with a fresh broad phase each step, bit for bit. (Taken relative to
@@ -1695,7 +1696,7 @@ mod tests {
             for _ in 0..steps {
                 let x_old = x.clone();
                 for (i, p) in x.iter_mut().enumerate() {
-                    *p += Vec3::new(0.01, -0.02, if i >= n { -0.0501 } else { -0.05 });
+                    *p += Vec3::new(0.01, -0.02, if i >= n { -0.0502 } else { -0.05 });
                 }
                 if !keep {
                     broad = BroadPhase::default();
