@@ -79,6 +79,17 @@
 //! sweeps per pass do not help (2: 12.6 s, 8: 14.6 s). Two runs of one build print the same
 //! positions to the last bit, on any number of threads (`tests/determinism.rs`).
 //!
+//! With the candidates taken by traversing the trees against each other (the edges' against
+//! itself, a tree of the vertices' boxes against the triangles', the two on two threads),
+//! put in order by counting, and the edge pairs that stayed on their side and end apart set
+//! aside without a square root, 2026-11-27, three runs alternating with a build of 59f7604:
+//! 11.7–12.2 s over 604 steps against 2.87–3.02 s over 544 with the sphere alone, 3.6–3.7× a
+//! step (the build before: 12.6–13.0 s, 3.8–4.1×), the same end to the bit. Tried and not
+//! kept: a slack of 1/4 (as fast here, slower on the calm 100K drape of `collision_cost`);
+//! dropping the edge pairs that cannot come within the distance while the candidates hold
+//! (it drops a third of them: most pairs here are layers pressed within the distance, and it
+//! costs what it saves).
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³).
