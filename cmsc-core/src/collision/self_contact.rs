@@ -451,9 +451,9 @@ impl SelfCollision {
 
     /// The violated contacts among the `candidates`, each by a box test at `x` (a vertex's box
     /// against a triangle's, or an edge's against the later edge's grown by the largest
-    /// distance) and then the narrow phase, in
-    /// the candidates' order: all of them, or, `since` the step's last detection, those with a
-    /// vertex that moved since, with the boxes of the others kept from it.
+    /// distance) and then the narrow phase, in the candidates' order: all of them, or, `since`
+    /// the step's last detection, those with a vertex that moved since, with the boxes of the
+    /// others kept from it.
     fn test(
         &self,
         candidates: &Candidates,
@@ -1318,15 +1318,15 @@ fn edge_edge(
     Some((n * sigma, s, t))
 }
 
-/// Whether [`edge_edge`] finds no contact for a pair that stayed on its side, decided first, without
-/// a square root (most pairs a detection tests are neighbours in one layer of a cloth, and end
-/// here): the edges not near-parallel at the start or the end, off one plane at the start, on
-/// the side they started on, and at the end `d` or more apart along the lines' normal or
-/// closest beyond an end of a segment. With `w = x_0 − x_2` and the unnormalised `n = u × v`,
-/// `a = w · n` is `η |n|`. Each condition holds by a margin over the rounding of `edge_edge`'s
-/// own arithmetic (`SURE`, and signs trusted only where `|a| > 10⁻¹² |w| |n|`): where one is
-/// close (a contact projected to exactly `d`, coplanar edges), `edge_edge` decides as before,
-/// to the bit.
+/// Whether [`edge_edge`] finds no contact for a pair that stayed on its side, decided first and
+/// without a square root (most pairs a detection tests are neighbours in one layer of a cloth,
+/// and end here): the edges near-parallel neither at the start nor at the end, off one plane at
+/// the start, on the side they started on, and at the end `d` or more apart along the lines'
+/// normal or closest beyond an end of a segment. With `w = x_0 − x_2` and the unnormalised
+/// `n = u × v`, `a = w · n` is `η |n|`. Each condition holds by a margin over the rounding of
+/// `edge_edge`'s own arithmetic (`SURE`, and signs trusted only where `|a| > 10⁻¹² |w| |n|`):
+/// where one is close (a contact projected to exactly `d`, coplanar edges), `edge_edge`
+/// decides as before, to the bit.
 fn apart(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> bool {
     const SURE: Real = 1.0 + 1e-9;
     let lines = |e: &[Vec3; 4]| {
