@@ -102,7 +102,8 @@ pub const PASSES: usize = 64;
 ///
 /// **Friction between layers** ([`SelfCollision::with_friction`]): a contact of vertex `i` keeps
 /// the fraction `exp(−μ_i h)` of its tangential slip per step, a rate `μ_i` per second, so the
-/// slip lost per second of contact does not depend on the number of substeps.
+/// slip lost per second of contact does not depend on the number of substeps (nor on whether
+/// an obstacle pushed a vertex in the step, which projects the step again).
 ///
 /// **Broad phase.** Two parry BVHs (binned SAH builds), one over every triangle's box and one
 /// over every edge's, swept from `x_t` to the current positions, the edges' grown by `max d_i`,
@@ -265,7 +266,8 @@ impl SelfCollision {
     /// masses `mass` (kg) and the step `h` (s). `broad` keeps the broad phase's trees from one
     /// step to the next. A step may be projected more than once (`step.rs` projects it again
     /// after the obstacles pushed vertices); each call adds `Δx/h` to the velocities for what
-    /// it moved. Returns the number of vertices moved.
+    /// it moved, and the first alone takes the friction between layers. Returns the number of
+    /// vertices moved.
     pub fn project(
         &self,
         step: &mut ContactStep,
@@ -317,10 +319,13 @@ impl SelfCollision {
         if crossed {
             self.impact_zones(step, found, x, &mut trees, &w_inv, mass);
         }
-        if self.friction.iter().any(|&f| f > 0.0) {
+        if !step.rubbed && self.friction.iter().any(|&f| f > 0.0) {
             // friction on the vertices touching a triangle (within `FRICTION_REACH` of their
             // distance, so a layer resting at its distance counts whether or not this step
-            // pressed it in): once per vertex, on its closest face, whatever else it touches
+            // pressed it in): once per vertex, on its closest face, whatever else it touches;
+            // once per step, in its first projection (a second, after the obstacles' pushes,
+            // would take the slip's share again)
+            step.rubbed = true;
             step.refit(self, &mut trees, x);
             let arrived = [step.x_old, &step.x_in[..]];
             let touching: Vec<Contact> = (0..x.len())
@@ -1023,6 +1028,8 @@ pub struct ContactStep<'a> {
     detections: usize,
     retests: usize,
     takes: usize,
+    /// Whether the step's friction between layers was taken (by its first projection).
+    rubbed: bool,
 }
 
 impl<'a> ContactStep<'a> {
@@ -1038,6 +1045,7 @@ impl<'a> ContactStep<'a> {
             detections: 0,
             retests: 0,
             takes: 0,
+            rubbed: false,
         }
     }
 
