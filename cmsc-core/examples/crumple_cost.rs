@@ -90,9 +90,10 @@
 //! (it drops a third of them: most pairs here are layers pressed within the distance, and it
 //! costs what it saves).
 //!
-//! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive]]`;
+//! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
-//! defaults (3–32 steps per frame, iterations to 10⁻³).
+//! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the
+//! add-on's frictions for new objects (Layer Friction 5/s, Collision Friction 5), else none.
 
 use std::time::Instant;
 
@@ -110,6 +111,7 @@ fn main() {
     let contacts = Contacts {
         self_collision: mode == "self" || mode == "both",
         sphere: mode == "collider" || mode == "both",
+        friction: std::env::args().nth(5).is_some_and(|a| a == "friction"),
     };
     let (mut sys, _, _) = crumple(charge, if adaptive { 1e-3 } else { 0.0 }, contacts);
     let n = sys.n_vertices();

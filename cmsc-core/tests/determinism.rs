@@ -17,7 +17,8 @@ use crumple::{crumple, Contacts};
 fn run(threads: usize, frames: usize) -> (Vec<Vec3>, Vec<u32>) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
-        let (mut sys, _, _) = crumple(40e-6, 1e-3, Contacts { self_collision: true, sphere: true });
+        let (mut sys, _, _) =
+            crumple(40e-6, 1e-3, Contacts { self_collision: true, sphere: true, friction: false });
         let steps = (0..frames).map(|_| sys.advance(1.0 / 24.0, 3, 32).unwrap()).collect();
         (sys.positions().to_vec(), steps)
     })

@@ -3,14 +3,16 @@
 //! 100/10 N/m, Settling 2/s, whose halves (x < 0 and x > 0) carry `±charge` (C) in all, exact
 //! Coulomb, steps of 1/120 s, above a 0.6 m sphere.
 
-use cmsc_core::{shapes, springs_from_triangles, FieldMethod, Real, SimParams, System, Vec3};
+use cmsc_core::{shapes, springs_from_triangles, FieldMethod, FrictionLaw, Real, SimParams, System, Vec3};
 
 /// What the scene has on: self-collision at 15 mm, the sphere as a mesh collider (contact
-/// distance 20 mm, no friction).
+/// distance 20 mm), and with `friction` the add-on's frictions for new objects (Layer Friction
+/// 5/s, the Collision modifier's Friction 5: Coulomb's μ = 0.05), else none.
 #[derive(Clone, Copy)]
 pub struct Contacts {
     pub self_collision: bool,
     pub sphere: bool,
+    pub friction: bool,
 }
 
 /// The system (iteration tolerance `tolerance`), the cloth's structural edges and triangles.
@@ -37,11 +39,16 @@ pub fn crumple(charge: Real, tolerance: Real, contacts: Contacts) -> (System, Ve
     sys.set_charges(&q).unwrap();
     if contacts.self_collision {
         sys.set_self_collision(&mesh.triangles, &vec![0.015; n]).unwrap();
+        if contacts.friction {
+            sys.set_self_collision_friction(&vec![5.0; n]).unwrap();
+        }
     }
     if contacts.sphere {
         let ball = shapes::uv_sphere(16, 32, 0.6);
         let last = ball.triangles.len() as u32;
-        sys.set_mesh_colliders(&ball.positions, &ball.triangles, &[0, last], &[0.02], &[0.0]).unwrap();
+        let mu = if contacts.friction { 0.05 } else { 0.0 };
+        sys.set_friction_law(FrictionLaw::Coulomb).unwrap();
+        sys.set_mesh_colliders(&ball.positions, &ball.triangles, &[0, last], &[0.02], &[mu]).unwrap();
     }
     (sys, springs.structural, mesh.triangles)
 }
