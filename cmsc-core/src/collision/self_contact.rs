@@ -326,14 +326,7 @@ impl SelfCollision {
             // once per step, in its first projection (a second, after the obstacles' pushes,
             // would take the slip's share again)
             step.rubbed = true;
-            step.refit(self, &mut trees, x);
-            let arrived = [step.x_old, &step.x_in[..]];
-            let touching: Vec<Contact> = (0..x.len())
-                .into_par_iter()
-                .filter(|&i| self.distance[i] > 0.0 && self.friction[i] > 0.0)
-                .filter_map(|i| self.closest_face(i, arrived, x, &trees.bvh[0]))
-                .collect();
-            for c in &touching {
+            for c in &self.touching(step, x, &mut trees, &w_inv) {
                 let mu = self.friction[c.idx[0] as usize];
                 c.friction(step.x_old, x, &w_inv, 1.0 - (-mu * h).exp());
             }
@@ -598,14 +591,70 @@ impl SelfCollision {
             .collect()
     }
 
-    /// The face vertex `i` touches for the friction between layers: of the triangles within
-    /// [`FRICTION_REACH`] of its distance at `x` (by [`SelfCollision::vertex_triangle`]'s rule
-    /// without the swept test, from `triangles`, the BVH of [`swept_bvh`]), the closest, the
-    /// first in index order on a tie (so that it does not depend on the tree's shape).
-    fn closest_face(&self, i: usize, arrived: [&[Vec3]; 2], x: &[Vec3], triangles: &Bvh) -> Option<Contact> {
-        let query = self.vertex_box(i, arrived[0], x, FRICTION_REACH);
-        let mut near: Vec<u32> = triangles.intersect_aabb(&query).collect();
-        near.sort_unstable();
+    /// The contacts the friction between layers acts on at `x`: each vertex with a distance and
+    /// friction with its [`SelfCollision::closest_face`]. The faces whose swept boxes meet the
+    /// vertex's query box are the step's candidates of a colliding vertex, where they hold with
+    /// room for the query's reach ([`Candidates::hold_with`]) and the step's last detection was
+    /// at `x` (its boxes are those of the triangles' tree fit to `x`); the others' (pinned
+    /// vertices, or all where they do not hold) come from the triangles' tree, refit to `x`.
+    /// Either way the same faces are tested, in index order.
+    fn touching(
+        &self,
+        step: &mut ContactStep,
+        x: &[Vec3],
+        trees: &mut Trees,
+        w_inv: &[Real],
+    ) -> Vec<Contact> {
+        let rubs = |i: usize| self.distance[i] > 0.0 && self.friction[i] > 0.0;
+        // the query box is grown by FRICTION_REACH times the distance, the candidates' by once
+        // the distance and twice the slack
+        let room = (FRICTION_REACH - 1.0) * self.max_distance;
+        let known = match (&step.candidates, &step.last) {
+            (Some(c), Some(last)) => step.reuse && last.x == x && c.hold_with(step.x_old, x, room),
+            _ => false,
+        };
+        if !known || (0..x.len()).any(|i| rubs(i) && !self.collides(i, w_inv)) {
+            step.refit(self, trees, x);
+        }
+        step.rubbed_known = known;
+        let arrived = [step.x_old, &step.x_in[..]];
+        let (candidates, last) = (step.candidates.as_ref(), step.last.as_ref());
+        let tree = &trees.bvh[0];
+        (0..x.len())
+            .into_par_iter()
+            .filter(|&i| rubs(i))
+            .filter_map(|i| {
+                let query = self.vertex_box(i, arrived[0], x, FRICTION_REACH);
+                match (candidates, last) {
+                    (Some(candidates), Some(last)) if known && self.collides(i, w_inv) => {
+                        let boxes = &last.boxes.triangles;
+                        let near = candidates
+                            .triangles_of(i as u32)
+                            .filter(|&t| query.intersects(&boxes[t as usize]));
+                        self.closest_face(i, near, arrived, x)
+                    }
+                    _ => {
+                        let mut near: Vec<u32> = tree.intersect_aabb(&query).collect();
+                        near.sort_unstable();
+                        self.closest_face(i, near, arrived, x)
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The face vertex `i` touches for the friction between layers: of the triangles `near` it
+    /// (those whose swept boxes meet its box grown by [`FRICTION_REACH`] times its distance, in
+    /// index order), the closest within that reach by [`SelfCollision::vertex_triangle`]'s rule
+    /// without the swept test, the first on a tie (so that it does not depend on how they were
+    /// found).
+    fn closest_face(
+        &self,
+        i: usize,
+        near: impl IntoIterator<Item = u32>,
+        arrived: [&[Vec3]; 2],
+        x: &[Vec3],
+    ) -> Option<Contact> {
         let touching =
             near.into_iter().filter_map(|t| self.vertex_triangle(i, t, arrived, x, FRICTION_REACH, None));
         touching.min_by(|a, b| a.gap(x).total_cmp(&b.gap(x)))
@@ -1028,8 +1077,10 @@ pub struct ContactStep<'a> {
     detections: usize,
     retests: usize,
     takes: usize,
-    /// Whether the step's friction between layers was taken (by its first projection).
+    /// Whether the step's friction between layers was taken (by its first projection), and
+    /// whether it found the faces from the candidates ([`SelfCollision::touching`]).
     rubbed: bool,
+    rubbed_known: bool,
 }
 
 impl<'a> ContactStep<'a> {
@@ -1046,6 +1097,7 @@ impl<'a> ContactStep<'a> {
             retests: 0,
             takes: 0,
             rubbed: false,
+            rubbed_known: false,
         }
     }
 
@@ -1169,12 +1221,26 @@ impl Candidates {
     /// exceeds the smallest rise of a box's lower end by at most twice the slack. A mesh that
     /// moves as a whole (falling, carried) keeps its candidates from step to step.
     fn hold(&self, x_old: &[Vec3], x: &[Vec3]) -> bool {
+        self.hold_with(x_old, x, 0.0)
+    }
+
+    /// Whether they [`Candidates::hold`] with `room` (m) to spare: the boxes' common
+    /// translation leaves each within the slack less `room / 2`, so that two items' boxes grown
+    /// by `room` more than a detection grows them meet now only where they met then.
+    fn hold_with(&self, x_old: &[Vec3], x: &[Vec3], room: Real) -> bool {
         let far = Vec3::repeat(Real::INFINITY);
         let (low, high) = (x_old, x, &self.boxes[..])
             .into_par_iter()
             .map(|(a, b, (lo, hi))| (a.inf(b) - lo, a.sup(b) - hi))
             .reduce(|| (far, -far), |p, q| (p.0.inf(&q.0), p.1.sup(&q.1)));
-        (0..3).all(|a| high[a] - low[a] <= 2.0 * self.slack)
+        (0..3).all(|a| high[a] - low[a] <= 2.0 * self.slack - room)
+    }
+
+    /// The triangles paired with vertex `i`, in order.
+    fn triangles_of(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
+        let (start, end) =
+            (self.points.partition_point(|p| p.0 < i), self.points.partition_point(|p| p.0 <= i));
+        self.points[start..end].iter().map(|p| p.1)
     }
 
     /// Whether they were taken for these settings: the same vertices colliding, at the same
@@ -1867,6 +1933,36 @@ mod tests {
         assert_eq!((&reused.0, &reused.1, reused.2), (&fresh.0, &fresh.1, fresh.2));
         assert_eq!((fresh.3, fresh.4), (0, reused.4), "as many detections, none from the last");
         assert!(reused.3 * 10 > reused.4, "{} of {} detections retested what moved", reused.3, reused.4);
+    }
+
+    /// The same with friction between layers (20/s): the friction's faces found from the
+    /// step's candidates and its last detection's boxes, where they hold with room for its
+    /// reach, are those the triangles' tree finds, bit for bit.
+    #[test]
+    fn friction_from_the_candidates_finds_what_the_tree_finds() {
+        let (frictionless, x0, n) = two_sheets();
+        let sc = frictionless.clone().with_friction(&vec![20.0; 2 * n]).unwrap();
+        let (mass, pinned) = (vec![1e-3; 2 * n], vec![false; 2 * n]);
+        let h = 1.0 / 120.0;
+        let run = |sc: &SelfCollision, reuse: bool| {
+            let mut broad = BroadPhase::default();
+            let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
+            let mut known = 0;
+            for step in 0..24 {
+                let x_old = x.clone();
+                throw(&mut x, &mut v, n, step, h);
+                let mut contacts = ContactStep::new(&x_old, &x);
+                contacts.reuse = reuse;
+                sc.project(&mut contacts, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
+                known += contacts.rubbed_known as usize;
+            }
+            (x, v, known)
+        };
+        let (reused, fresh, free) = (run(&sc, true), run(&sc, false), run(&frictionless, true));
+        assert_eq!((&reused.0, &reused.1), (&fresh.0, &fresh.1));
+        assert!(fresh.2 == 0 && reused.2 >= 6, "faces from the candidates in {} of 24 steps", reused.2);
+        let slowed = reused.1.iter().zip(&free.1).filter(|(a, b)| a != b).count();
+        assert!(slowed > n / 4, "the friction changed {slowed} of {} velocities", 2 * n);
     }
 
     /// Two edges 3 cm apart that fall 4 cm together while one turns through parallel to the
