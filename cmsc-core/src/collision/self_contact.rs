@@ -439,8 +439,7 @@ impl SelfCollision {
     fn edge_candidates(&self, edges: &Bvh) -> Vec<(u32, u32)> {
         let mut pairs = Vec::new();
         edges.traverse_bvtt_single_tree::<false>(&mut BvhWorkspace::default(), &mut |a, b| {
-            let ([i, j], [k, l]) = (self.edges[a as usize], self.edges[b as usize]);
-            if k != i && k != j && l != i && l != j {
+            if !share_a_vertex(self.edges[a as usize], self.edges[b as usize]) {
                 pairs.push((a.min(b), a.max(b)));
             }
         });
@@ -618,16 +617,18 @@ impl SelfCollision {
         }
         step.rubbed_known = known;
         let arrived = [step.x_old, &step.x_in[..]];
-        let (candidates, last) = (step.candidates.as_ref(), step.last.as_ref());
+        // the candidates and the triangles' boxes at `x`, where they serve
+        let listed = (step.candidates.as_ref().zip(step.last.as_ref()))
+            .filter(|_| known)
+            .map(|(candidates, last)| (candidates, &last.boxes.triangles));
         let tree = &trees.bvh[0];
         (0..x.len())
             .into_par_iter()
             .filter(|&i| rubs(i))
             .filter_map(|i| {
                 let query = self.vertex_box(i, arrived[0], x, FRICTION_REACH);
-                match (candidates, last) {
-                    (Some(candidates), Some(last)) if known && self.collides(i, w_inv) => {
-                        let boxes = &last.boxes.triangles;
+                match listed {
+                    Some((candidates, boxes)) if self.collides(i, w_inv) => {
                         let near = candidates
                             .triangles_of(i as u32)
                             .filter(|&t| query.intersects(&boxes[t as usize]));
@@ -765,7 +766,7 @@ impl SelfCollision {
         [swept_e, swept_f]: [&Aabb; 2],
     ) -> Option<Contact> {
         let ([i, j], [k, l]) = (self.edges[e], self.edges[f as usize]);
-        if k == i || k == j || l == i || l == j {
+        if share_a_vertex([i, j], [k, l]) {
             return None;
         }
         let d = [i, j, k, l].map(|v| self.reach(v as usize, w_inv)).into_iter().fold(0.0, Real::max);
@@ -957,6 +958,11 @@ fn rigid_zone_moves(roots: &[u32], x_old: &[Vec3], x: &mut [Vec3], w_inv: &[Real
         let centre = first / m;
         x[v] = centre + moment / m + Rotation3::new(theta) * (x_old[v] - centre);
     }
+}
+
+/// Whether edges `[i, j]` and `[k, l]` have an end in common (such pairs are never tested).
+fn share_a_vertex([i, j]: [u32; 2], [k, l]: [u32; 2]) -> bool {
+    k == i || k == j || l == i || l == j
 }
 
 /// `pairs` in order, by their first then their second element, each first element below
@@ -1818,12 +1824,11 @@ mod tests {
                 })
                 .collect();
             assert_eq!(taken.points, vertex_triangle, "step {step}");
-            let shared = |[i, j]: [u32; 2], [k, l]: [u32; 2]| k == i || k == j || l == i || l == j;
             let edge_pairs: Vec<(u32, u32)> = (0..sc.edges.len() as u32)
                 .flat_map(|e| (e + 1..sc.edges.len() as u32).map(move |f| (e, f)))
                 .filter(|&(e, f)| {
                     let (a, b) = (sc.edges[e as usize], sc.edges[f as usize]);
-                    !shared(a, b)
+                    !share_a_vertex(a, b)
                         && swept_box(&a, [&x_old, &x], grown).intersects(&swept_box(&b, [&x_old, &x], grown))
                 })
                 .collect();
@@ -1835,7 +1840,9 @@ mod tests {
             };
             let all: Vec<(u32, u32)> = (0..sc.edges.len() as u32)
                 .flat_map(|e| (e + 1..sc.edges.len() as u32).map(move |f| (e, f)))
-                .filter(|&(e, f)| !shared(sc.edges[e as usize], sc.edges[f as usize]) && within(&(e, f)))
+                .filter(|&(e, f)| {
+                    !share_a_vertex(sc.edges[e as usize], sc.edges[f as usize]) && within(&(e, f))
+                })
                 .collect();
             assert!(all.iter().all(|p| taken.pairs.binary_search(p).is_ok()), "step {step}");
             (points, pairs) = (points + taken.points.len(), pairs + taken.pairs.len());
