@@ -92,8 +92,10 @@ pub const PASSES: usize = 64;
 /// each pass's pushes make new crossings and more passes only spread them), the vertices of
 /// the crossed contacts are joined into zones that move as rigid bodies (Provot 1997's rigid
 /// impact zones): each zone keeps its shape from the start of the step, which had no crossing,
-/// and the linear and angular momentum of its moves. Zones grow while they cross something
-/// outside them. Measured on the ±36 µC crumple
+/// and the linear and angular momentum of its moves; a zone with pinned vertices moves with
+/// them instead (the rigid motion that fits their moves, exact where the pins move rigidly:
+/// static, or carried as one). Zones grow while they cross something outside them. Measured
+/// on the ±36 µC crumple
 /// (`examples/crumple_cost.rs`): without them the passes left contacts 2.5 distances through at
 /// frame 24–32 and the fold tangled; with them it runs its 2 s untangled.
 ///
@@ -129,9 +131,10 @@ pub const PASSES: usize = 64;
 /// step's straight motion, exactly up to rounding, but they are not a thickness-aware time of
 /// impact: `d_i` is held at the end of each step, not during it, and motion inside a step is
 /// taken as straight (the integrator's path between `x_t` and `x` is not). A crossing the
-/// passes leave is undone by the impact zones, within 16 rounds; a zone with a
-/// pinned corner moves its free vertices only, so a crossing held by pins can remain. Edges
-/// within 1e-3 rad of parallel at the end of the step are left to the vertex test.
+/// passes leave is undone by the impact zones, within 16 rounds; where a zone's pins do not
+/// move rigidly in the step (a pinned layer stretching), it follows their best fit and a
+/// crossing can remain. Edges within 1e-3 rad of parallel at the end of the step are left to
+/// the vertex test.
 ///
 /// ## Momentum and energy
 /// Every correction is an equal-and-opposite internal impulse (`Σ_k m_k Δx_k = Δλ n Σ_k w_k = 0`
@@ -521,15 +524,18 @@ impl SelfCollision {
         }
     }
 
-    /// The fail-safe for crossings the passes left (Provot 1997's rigid impact zones): the free
+    /// The fail-safe for crossings the passes left (Provot 1997's rigid impact zones): the
     /// vertices of every contact still crossed (`C < −d`: on the far side) are joined into
     /// zones, the zones of contacts sharing a vertex merged, and each zone moves as a rigid
     /// body from its start positions, with the linear and angular momentum of its vertices'
     /// moves in the step ([`rigid_zone_moves`]). Pairs within a zone keep their relative
     /// positions from the start of the step, where nothing was crossed, so they do not cross in
     /// it; a zone that now crosses something outside grows, until no crossing is left or
-    /// [`ZONE_ROUNDS`] (every round detects again). Pinned vertices belong to no zone and keep
-    /// their targets.
+    /// [`ZONE_ROUNDS`] (every round detects again). A zone that takes in a pinned vertex (a
+    /// contact with a pinned triangle or edge) moves instead with its pinned vertices, which
+    /// keep their targets ([`rigid_zone_moves`]): before, pinned vertices belonged to no zone,
+    /// and a free vertex crossed through a pinned triangle was a zone of one, left where the
+    /// passes left it (`tests/contacts.rs`, a patch thrown between two pinned sheets).
     fn impact_zones(
         &self,
         step: &mut ContactStep,
@@ -557,8 +563,7 @@ impl SelfCollision {
                 return;
             }
             for c in crossed {
-                let free: Vec<u32> = c.idx.into_iter().filter(|&v| w_inv[v as usize] > 0.0).collect();
-                for pair in free.windows(2) {
+                for pair in c.idx.windows(2) {
                     let (a, b) = (root(&mut zone, pair[0]), root(&mut zone, pair[1]));
                     zone[a.max(b) as usize] = a.min(b);
                 }
@@ -920,35 +925,58 @@ fn bounds(points: impl IntoIterator<Item = Vec3>) -> Aabb {
     Aabb::new(Point::from(lo), Point::from(hi))
 }
 
-/// Moves every zone of two or more vertices (`roots[v]`: the zone of vertex `v`; vertices
-/// with `w_inv = 0` are left alone) as a rigid body from its start positions `x_old`, with the
-/// linear and angular momentum of its moves `Δx_i = x_i − x_old,i` in the step (Bridson,
-/// Fedkiw & Anderson 2002 §7.3): with `M = Σ m_i`, the centre `c = Σ m_i x_old,i / M` and
-/// `r_i = x_old,i − c`, the zone translates by `d = Σ m_i Δx_i / M` and turns about `c` by the
-/// rotation vector `θ = I⁻¹ Σ m_i r_i × Δx_i`, `I = Σ m_i (|r_i|² 1 − r_i r_iᵀ)` (a
-/// pseudo-inverse for a zone in a line): `x_i = c + d + R(θ) r_i`. Linear momentum is kept
-/// exactly (`Σ m_i R r_i = 0`), angular momentum to first order in `|θ|`, and the zone's shape
-/// exactly.
+/// Moves every zone of two or more vertices (`roots[v]`: the zone of vertex `v`) as a rigid
+/// body from its start positions `x_old`; its vertices with `w_inv = 0` (pinned) are its
+/// anchors and keep their positions `x`.
+///
+/// A zone without anchors keeps the linear and angular momentum of its moves
+/// `Δx_i = x_i − x_old,i` in the step (Bridson, Fedkiw & Anderson 2002 §7.3): with `M = Σ m_i`,
+/// the centre `c = Σ m_i x_old,i / M` and `r_i = x_old,i − c`, the zone translates by
+/// `d = Σ m_i Δx_i / M` and turns about `c` by the rotation vector `θ = I⁻¹ Σ m_i r_i × Δx_i`,
+/// `I = Σ m_i (|r_i|² 1 − r_i r_iᵀ)` (a pseudo-inverse for a zone in a line):
+/// `x_i = c + d + R(θ) r_i`. Linear momentum is kept exactly (`Σ m_i R r_i = 0`), angular
+/// momentum to first order in `|θ|`, and the zone's shape exactly.
+///
+/// A zone with anchors moves with them, as the pins hold it: by the rigid motion that best fits
+/// the anchors' moves ([`anchors_motion`]), so that where they move rigidly (static pins, or
+/// pins carried as one) no vertex of the zone moves relative to them from the start of the
+/// step, where nothing was crossed.
 fn rigid_zone_moves(roots: &[u32], x_old: &[Vec3], x: &mut [Vec3], w_inv: &[Real], mass: &[Real]) {
     let n = x.len();
-    let in_zone = |v: usize| w_inv[v] > 0.0 && mass[v] > 0.0;
-    // per zone (at its root): members, mass, Σ m x_old and Σ m Δx
+    let free = |v: usize| w_inv[v] > 0.0 && mass[v] > 0.0;
+    // per zone (at its root): members, mass, Σ m x_old and Σ m Δx of its free vertices
     let mut sums: Vec<(usize, Real, Vec3, Vec3)> = vec![(0, 0.0, Vec3::zeros(), Vec3::zeros()); n];
-    for v in (0..n).filter(|&v| in_zone(v)) {
+    for v in (0..n).filter(|&v| free(v)) {
         let s = &mut sums[roots[v] as usize];
         *s = (s.0 + 1, s.1 + mass[v], s.2 + x_old[v] * mass[v], s.3 + (x[v] - x_old[v]) * mass[v]);
     }
+    // the anchors of the zones with free vertices, and their motion `x ↦ to + R (x − from)`
+    let mut anchors: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for v in (0..n).filter(|&v| !free(v) && sums[roots[v] as usize].0 > 0) {
+        anchors[roots[v] as usize].push(v);
+    }
+    let anchored: Vec<Option<(Vec3, Mat3, Vec3)>> = anchors
+        .iter()
+        .map(|a| {
+            let moves: Vec<(Vec3, Vec3)> = a.iter().map(|&v| (x_old[v], x[v])).collect();
+            (!moves.is_empty()).then(|| anchors_motion(&moves))
+        })
+        .collect();
     // then Σ m r × Δx and the inertia about the centre
     let mut turns: Vec<(Vec3, Mat3)> = vec![(Vec3::zeros(), Mat3::zeros()); n];
-    for v in (0..n).filter(|&v| in_zone(v)) {
+    for v in (0..n).filter(|&v| free(v)) {
         let (_, m, first, _) = sums[roots[v] as usize];
         let r = x_old[v] - first / m;
         let t = &mut turns[roots[v] as usize];
         t.0 += r.cross(&(x[v] - x_old[v])) * mass[v];
         t.1 += (Mat3::identity() * r.norm_squared() - r * r.transpose()) * mass[v];
     }
-    for v in (0..n).filter(|&v| in_zone(v)) {
+    for v in (0..n).filter(|&v| free(v)) {
         let zone = roots[v] as usize;
+        if let Some((from, rotation, to)) = anchored[zone] {
+            x[v] = to + rotation * (x_old[v] - from);
+            continue;
+        }
         let (members, m, first, moment) = sums[zone];
         if members < 2 {
             continue;
@@ -958,6 +986,35 @@ fn rigid_zone_moves(roots: &[u32], x_old: &[Vec3], x: &mut [Vec3], w_inv: &[Real
         let centre = first / m;
         x[v] = centre + moment / m + Rotation3::new(theta) * (x_old[v] - centre);
     }
+}
+
+/// The rigid motion `x ↦ to + R (x − from)` that best fits points moving from `p` to `q`
+/// (`(p, q)` pairs, at least one), returned as `(from, R, to)`: their centroids, and the
+/// rotation of least squares (Kabsch: the SVD `H = U Σ Vᵀ` of `H = Σ (p − p̄)(q − q̄)ᵀ`,
+/// `R = V diag(1, 1, det(V Uᵀ)) Uᵀ`). Exact where they move rigidly. Points that all move
+/// alike (static pins), or lie on a line (no turn about it can be fitted), translate only.
+fn anchors_motion(moves: &[(Vec3, Vec3)]) -> (Vec3, Mat3, Vec3) {
+    let count = moves.len() as Real;
+    let (from, to) = moves.iter().fold((Vec3::zeros(), Vec3::zeros()), |(a, b), (p, q)| (a + p, b + q));
+    let (from, to) = (from / count, to / count);
+    let translation = |(p, q): &(Vec3, Vec3)| q - p;
+    if moves.iter().all(|m| translation(m) == translation(&moves[0])) {
+        return (from, Mat3::identity(), to);
+    }
+    let h: Mat3 = moves.iter().map(|(p, q)| (p - from) * (q - to).transpose()).sum();
+    let svd = h.svd(true, true);
+    let (Some(u), Some(v_t)) = (svd.u, svd.v_t) else {
+        return (from, Mat3::identity(), to);
+    };
+    // singular values in descending order
+    let sigma = svd.singular_values;
+    if sigma[1] <= 1e-9 * sigma[0] {
+        return (from, Mat3::identity(), to);
+    }
+    let v = v_t.transpose();
+    let flip = (v * u.transpose()).determinant().signum();
+    let rotation = v * Mat3::from_diagonal(&Vec3::new(1.0, 1.0, flip)) * u.transpose();
+    (from, rotation, to)
 }
 
 /// Whether edges `[i, j]` and `[k, l]` have an end in common (such pairs are never tested).
@@ -1697,6 +1754,28 @@ mod tests {
         }
         let n = triangle_normal(&x[1], &x[2], &x[3]).unwrap();
         assert!(((x[0] - x[1]).dot(&n) - 0.01).abs() < 1e-12, "the vertex is not back at its height");
+    }
+
+    #[test]
+    fn anchors_motion_is_the_rigid_motion_of_pins_that_move_rigidly() {
+        let p = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.0, 2.0, 0.0),
+            Vec3::new(0.3, 0.4, 0.0),
+        ];
+        let (turn, shift) = (Rotation3::new(Vec3::new(0.3, -0.2, 0.5)), Vec3::new(0.1, -2.0, 0.7));
+        // coplanar pins, turned and shifted: the same motion, applied anywhere
+        let (from, rotation, to) = anchors_motion(&p.map(|a| (a, turn * a + shift)));
+        let probe = Vec3::new(-0.4, 0.9, 1.3);
+        assert!((to + rotation * (probe - from) - (turn * probe + shift)).norm() < 1e-12);
+        // static pins, and pins on a line: a translation only, exactly
+        let (from, rotation, to) = anchors_motion(&p.map(|a| (a, a)));
+        assert_eq!((rotation, to - from), (Mat3::identity(), Vec3::zeros()));
+        let line = [Vec3::zeros(), Vec3::x(), Vec3::x() * 3.0];
+        let (from, rotation, to) = anchors_motion(&line.map(|a| (a, turn * a)));
+        assert_eq!(rotation, Mat3::identity());
+        assert!((to - from - (turn * Vec3::x() * 4.0 / 3.0 - Vec3::x() * 4.0 / 3.0)).norm() < 1e-12);
     }
 
     /// Two 12 × 12 sheets 2 cm apart, the upper one rippled, with self-collision at 4 mm: the
