@@ -50,6 +50,11 @@ pub const PASSES: usize = 64;
 ///   sliding across each other change sides without meeting, and pushing them back would
 ///   take them through each other); the contact then has the lines' normal at the end,
 ///   pointing to the side the edge came from, and `s`, `t` of the closest points at the end.
+///   Lines that end on their side may still have changed sides twice, once with the segments
+///   apart and once meeting: wherever the segments end closer than twice what their ends
+///   moved relative to each other in the step (they cannot have met otherwise), the swept
+///   test decides first (and likewise for a vertex and a triangle). Before, such a pair, in
+///   a cloth folding fast, was kept at its distance on the side it had passed to.
 ///   Edges near-parallel (under 1e-3 rad) at the start or the end have no reliable side: only
 ///   the swept test applies to them. (In the friction pass, which does not sweep, a change of
 ///   side counts while the segments are within `d_i` plus twice what their ends moved relative
@@ -59,15 +64,16 @@ pub const PASSES: usize = 64;
 /// vertex from `x_t` to its position at the start of the pass, `x(τ) = x_t + τ (x − x_t)`,
 /// `τ ∈ [0, 1]`: a vertex meets a triangle's plane (or four edge ends are coplanar) at the
 /// roots of the cubic `((x_b − x_a) × (x_c − x_a)) · (x_p − x_a) = 0` (Provot 1997; Bridson,
-/// Fedkiw & Anderson 2002), and the earliest root at which the vertex is inside the triangle
-/// (barycentrics down to −1e-6), or the two segments' closest points meet (within 1e-6 of
-/// their lengths), is a crossing. The roots are not taken from a closed form: the critical
+/// Fedkiw & Anderson 2002); a root where the pair changes sides and the vertex is inside the
+/// triangle (barycentrics down to −1e-6), or the two segments' closest points meet (within
+/// 1e-6 of their lengths), is a meeting, and an odd number of meetings is a crossing (met
+/// twice, the pair went through and back). The roots are not taken from a closed form: the critical
 /// points split `[0, 1]` into intervals where the cubic is monotone, and each sign change is
 /// refined by Newton's method kept inside its bracket (a double root, where the cubic only
 /// touches 0, counts as one root). A root at `τ = 0` (on the plane at the start) is not a
 /// crossing within the step, and a cubic that vanishes throughout (motion within the
-/// triangle's plane) has none. The contact keeps the side the pair was on before the
-/// crossing and is projected as any other.
+/// triangle's plane) has none. The contact keeps the side the pair was on before its last
+/// meeting and is projected as any other.
 /// Every pass sweeps, not only the first: the first sweeps the step's motion `x_t → x_in`;
 /// the later ones sweep to the positions the projection produced, which the step ends with
 /// (the velocities gain `Δx/h`, so `x_t → x` is the step taken). A crossing that one pass
@@ -286,6 +292,11 @@ impl SelfCollision {
         // inverse masses: pinned vertices take no share of a correction
         let w_inv: Vec<Real> =
             mass.iter().zip(pinned).map(|(&m, &p)| if p || m <= 0.0 { 0.0 } else { 1.0 / m }).collect();
+        // the shares of a correction: none for the vertices an obstacle holds
+        let w_move: Vec<Real> = match &step.backed {
+            Some(backed) => w_inv.iter().zip(backed).map(|(&w, &b)| if b { 0.0 } else { w }).collect(),
+            None => w_inv.clone(),
+        };
         let x_entry = x.to_vec();
         let (mut best, mut stalled) = (Real::INFINITY, 0);
         let mut trees = broad.trees(self, step, x);
@@ -314,13 +325,13 @@ impl SelfCollision {
             // weights from then, a half-space that no longer describes the pair once it slid
             for _ in 0..SWEEPS {
                 for c in &found {
-                    c.project(x, &w_inv);
+                    c.project(x, &w_move);
                 }
             }
             pass += 1;
         }
         if crossed {
-            self.impact_zones(step, found, x, &mut trees, &w_inv, mass);
+            self.impact_zones(step, found, x, &mut trees, [&w_inv, &w_move], mass);
         }
         if !step.rubbed && self.friction.iter().any(|&f| f > 0.0) {
             // friction on the vertices touching a triangle (within `FRICTION_REACH` of their
@@ -542,7 +553,7 @@ impl SelfCollision {
         mut found: Vec<Contact>,
         x: &mut [Vec3],
         trees: &mut Trees,
-        w_inv: &[Real],
+        [w_inv, w_move]: [&[Real]; 2],
         mass: &[Real],
     ) {
         let x_old = step.x_old;
@@ -569,7 +580,7 @@ impl SelfCollision {
                 }
             }
             let roots: Vec<u32> = (0..x.len() as u32).map(|v| root(&mut zone, v)).collect();
-            rigid_zone_moves(&roots, x_old, x, w_inv, mass);
+            rigid_zone_moves(&roots, x_old, x, w_move, mass);
         }
     }
 
@@ -728,6 +739,14 @@ impl SelfCollision {
         let w = [1.0, -bary[0], -bary[1], -bary[2]];
         if let Some(n) = swept_through {
             return Some(Contact { idx, w, n, d: d_i, key: t });
+        }
+        if (p - q).norm_squared() < meeting_reach2(&[p0, a0, b0, c0], &[p, a, b, c]) {
+            // on its side at the end, but it may have passed through and turned with the
+            // triangle, changing sides twice: once beside the triangle, once through it (a
+            // cloth folding fast: the pinned curtain of `tests/contacts.rs`)
+            if let Some(n) = crossing() {
+                return Some(Contact { idx, w, n, d: d_i, key: t });
+            }
         }
         let on_face = matches!(location, TrianglePointLocation::OnFace(..));
         let mut normal = None;
@@ -1144,9 +1163,21 @@ pub struct ContactStep<'a> {
     /// whether it found the faces from the candidates ([`SelfCollision::touching`]).
     rubbed: bool,
     rubbed_known: bool,
+    /// The vertices an obstacle holds ([`ContactStep::back`]): a projection moves the others
+    /// only.
+    backed: Option<Vec<bool>>,
 }
 
 impl<'a> ContactStep<'a> {
+    /// Marks the vertices an obstacle pushed (`backed[i]`), before the step is projected once
+    /// more (`step.rs`'s third projection): the obstacle holds them, so a contact with one moves the other side
+    /// only, as with a pinned vertex (they still collide). Shared by mass, a layer pressed onto
+    /// the sphere by the layers above moved its vertices back into it: 35 mm on the ±40 µC
+    /// crumple with the add-on's frictions (`tests/contacts.rs`).
+    pub fn back(&mut self, backed: Vec<bool>) {
+        self.backed = Some(backed);
+    }
+
     /// The step from `x_old` that arrived at `x_in`.
     pub fn new(x_old: &'a [Vec3], x_in: &[Vec3]) -> Self {
         ContactStep {
@@ -1161,6 +1192,7 @@ impl<'a> ContactStep<'a> {
             takes: 0,
             rubbed: false,
             rubbed_known: false,
+            backed: None,
         }
     }
 
@@ -1434,6 +1466,14 @@ fn edge_edge(
         // the vertex–triangle tests keep such edges apart)
         return swept();
     }
+    if continuous && may_have_met(e0, e1) {
+        // on their side at the end, but the lines may have changed sides twice: once with
+        // the segments apart, once meeting (two edges of a cloth folding fast, each pair
+        // turning past the other: the pinned curtain of `tests/contacts.rs`)
+        if let Some(contact) = swept() {
+            return Some(contact);
+        }
+    }
     if eta1 * sigma >= d {
         return None;
     }
@@ -1458,8 +1498,9 @@ fn edge_edge(
 /// Whether [`edge_edge`] finds no contact for a pair that stayed on its side, decided first and
 /// without a square root (most pairs a detection tests are neighbours in one layer of a cloth,
 /// and end here): the edges near-parallel neither at the start nor at the end, off one plane at
-/// the start, on the side they started on, and at the end `d` or more apart along the lines'
-/// normal or closest beyond an end of a segment. With `w = x_0 − x_2` and the unnormalised
+/// the start, on the side they started on, at the end `d` or more apart along the lines'
+/// normal or closest beyond an end of a segment, and farther apart than they can have moved
+/// relative to each other in the step ([`meeting_reach2`]: else the swept test decides). With `w = x_0 − x_2` and the unnormalised
 /// `n = u × v`, `a = w · n` is `η |n|`. Each condition holds by a margin over the rounding of
 /// `edge_edge`'s own arithmetic (`SURE`, and signs trusted only where `|a| > 10⁻¹² |w| |n|`):
 /// where one is close (a contact projected to exactly `d`, coplanar edges), `edge_edge`
@@ -1485,11 +1526,40 @@ fn apart(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> bool {
     if a1 * a0.signum() <= 0.0 {
         return false;
     }
-    if a1 * a1 >= SURE * d * d * len1 {
+    // the lines at least `r` apart (`r²` given); the segments are at least as far apart as
+    // their lines, and if that is farther than they moved relative to each other in the step
+    // ([`meeting_reach2`]), they did not meet in it
+    let lines_apart = |r2: Real| a1 * a1 >= SURE * r2 * len1;
+    let reach2 = meeting_reach2(e0, e1);
+    if lines_apart(d * d) && lines_apart(reach2) {
         return true;
     }
     let (s, t) = segment_parameters(&e1[0], &e1[1], &e1[2], &e1[3]);
-    !(s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0)
+    let interior = s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0;
+    (lines_apart(d * d) || !interior) && !segments_within(e1, (s, t), reach2)
+}
+
+/// `(2 τ)²`, with `τ` the largest deviation of a point's move from the four points' mean move
+/// in the step `e0 → e1` (two edges' ends, or a vertex and a triangle's corners): within the
+/// step the distance between the two segments (or the vertex and the triangle) changes by at
+/// most `2 τ` (a common translation changes no distance, and each segment's or triangle's points
+/// move with its ends or corners), so two farther apart than that at the end did not meet in it.
+fn meeting_reach2(e0: &[Vec3; 4], e1: &[Vec3; 4]) -> Real {
+    let moves: [Vec3; 4] = std::array::from_fn(|k| e1[k] - e0[k]);
+    let mean = (moves[0] + moves[1] + moves[2] + moves[3]) / 4.0;
+    4.0 * moves.iter().map(|m| (m - mean).norm_squared()).fold(0.0, Real::max)
+}
+
+/// Whether the segments moving from `e0` to `e1` may have met in the step: they end within
+/// [`meeting_reach2`] of each other.
+fn may_have_met(e0: &[Vec3; 4], e1: &[Vec3; 4]) -> bool {
+    segments_within(e1, segment_parameters(&e1[0], &e1[1], &e1[2], &e1[3]), meeting_reach2(e0, e1))
+}
+
+/// Whether segments `e` (ends `e[0] e[1]` and `e[2] e[3]`), with closest points at parameters
+/// `(s, t)` ([`segment_parameters`]), are less than `√r2` apart.
+fn segments_within(e: &[Vec3; 4], (s, t): (Real, Real), r2: Real) -> bool {
+    (e[0] + (e[1] - e[0]) * s - e[2] - (e[3] - e[2]) * t).norm_squared() < r2
 }
 
 /// Edges closer to parallel than this (the sine of their angle, 1e-3: 0.06°) have no reliable
@@ -1622,75 +1692,86 @@ fn quadratic_roots(a: Real, b: Real, c: Real) -> ([Real; 2], usize) {
 /// Continuous vertex–triangle test over the straight motion of a step: vertex `p[0] → p[1]`
 /// and triangle `tri[0] → tri[1]`, every point moving linearly in `t ∈ [0, 1]`. The vertex
 /// meets the triangle's plane at the roots of the cubic `((b − a) × (c − a)) · (p − a) = 0`
-/// (Provot 1997; Bridson, Fedkiw & Anderson 2002); the earliest root after the start (a root
-/// at `t = 0` is a vertex on the plane at the start, not a crossing within the step) at which
-/// the vertex is inside the triangle (barycentrics down to `−INSIDE`) is the crossing.
-/// Returns the time of the crossing (a fraction of the step) and the triangle's unit normal
-/// then, oriented towards the side the vertex came from, or `None` if it does not pass through
-/// the triangle.
+/// (Provot 1997; Bridson, Fedkiw & Anderson 2002); a root after the start (a root at `t = 0`
+/// is a vertex on the plane at the start, not a crossing within the step) where it changes
+/// sides inside the triangle (barycentrics down to `−INSIDE`) is a meeting, and an odd number
+/// of meetings is a crossing ([`last_of_odd`]). Returns the time of the last meeting (a
+/// fraction of the step) and the triangle's unit normal then, oriented towards the side the
+/// vertex came from, or `None` if it does not end through the triangle.
 fn vertex_triangle_crossing(p: &[Vec3; 2], tri: &[[Vec3; 3]; 2]) -> Option<(Real, Vec3)> {
     let rel = |k: usize| [tri[0][k] - tri[0][0], (tri[1][k] - tri[1][0]) - (tri[0][k] - tri[0][0])];
     let w = [p[0] - tri[0][0], (p[1] - tri[1][0]) - (p[0] - tri[0][0])];
     let (c, scale) = triple_product_cubic(rel(1), rel(2), w);
     let tol = 1e-12 * scale;
-    for (t, side) in coplanar_times(c, tol) {
+    last_of_odd(coplanar_times(c, tol).filter_map(|(t, side)| {
         let at = |a: &Vec3, b: &Vec3| a + (b - a) * t;
         let [a, b, c] = [0, 1, 2].map(|k| at(&tri[0][k], &tri[1][k]));
         let q = at(&p[0], &p[1]);
         let normal = (b - a).cross(&(c - a));
         let area2 = normal.norm_squared();
         if area2 == 0.0 || side.abs() <= tol {
-            continue;
+            return None;
         }
         let beta_a = (b - q).cross(&(c - q)).dot(&normal) / area2;
         let beta_b = (c - q).cross(&(a - q)).dot(&normal) / area2;
-        if beta_a >= -INSIDE && beta_b >= -INSIDE && 1.0 - beta_a - beta_b >= -INSIDE {
-            return Some((t, normal.normalize() * side.signum()));
-        }
-    }
-    None
+        (beta_a >= -INSIDE && beta_b >= -INSIDE && 1.0 - beta_a - beta_b >= -INSIDE)
+            .then(|| (t, normal.normalize() * side.signum()))
+    }))
 }
 
 /// The times in `(0, 1]` at which the coplanarity cubic `c` (coefficients of `t⁰ … t³`) has a
-/// root ([`cubic_roots_in_unit`] to `tol`), earliest first, each with the cubic's value halfway
-/// since the previous one: its sign is the side the pair was on before that root.
+/// root ([`cubic_roots_in_unit`] to `tol`) and the pair changes sides (or ends on the plane),
+/// earliest first, each with the cubic's value halfway since the previous root: its sign is the
+/// side the pair was on before that root. A root where the cubic touches 0 and turns back (the
+/// pair grazes the plane) is no change of side.
 fn coplanar_times(c: [Real; 4], tol: Real) -> impl Iterator<Item = (Real, Real)> {
     let (roots, count) = cubic_roots_in_unit(c, tol);
     let f = move |t: Real| ((c[3] * t + c[2]) * t + c[1]) * t + c[0];
-    let mut before = 0.0;
-    roots.into_iter().take(count).filter(|&t| t != 0.0).map(move |t| {
-        let side = f(0.5 * (before + t));
-        before = t;
-        (t, side)
+    let roots: Vec<Real> = roots.into_iter().take(count).filter(|&t| t != 0.0).collect();
+    (0..roots.len()).filter_map(move |k| {
+        let t = roots[k];
+        let before = f(0.5 * (if k == 0 { 0.0 } else { roots[k - 1] } + t));
+        let after = if t < 1.0 { f(0.5 * (t + roots.get(k + 1).copied().unwrap_or(1.0))) } else { 0.0 };
+        (after == 0.0 || after.signum() != before.signum()).then_some((t, before))
     })
+}
+
+/// Of the times a pair meets in a step (each with the unit normal then, oriented towards the
+/// side it came from), the last, if it met an odd number of times: the pair ends on the far
+/// side of where it started (met twice, it passed through and back).
+fn last_of_odd(meetings: impl Iterator<Item = (Real, Vec3)>) -> Option<(Real, Vec3)> {
+    let (count, last) = meetings.fold((0, None), |(count, _), m| (count + 1, Some(m)));
+    if count % 2 == 1 {
+        last
+    } else {
+        None
+    }
 }
 
 /// Continuous edge–edge test over the straight motion of a step: edges `(e[0], e[1])` and
 /// `(e[2], e[3])` moving from `e0` to `e1`. The four ends are coplanar at the roots of
-/// `((x_1 − x_0) × (x_3 − x_2)) · (x_0 − x_2) = 0`; the earliest root after the start at which
-/// the segments' closest points meet (within `INSIDE` of their lengths; near-parallel edges
-/// excepted, [`PARALLEL`]) is the crossing. Returns its time (a fraction of the step) and the
-/// lines' unit normal then, oriented from the second edge towards the side the first came from,
-/// or `None`.
+/// `((x_1 − x_0) × (x_3 − x_2)) · (x_0 − x_2) = 0`; a root after the start where they change
+/// sides and the segments' closest points meet (within `INSIDE` of their lengths;
+/// near-parallel edges excepted, [`PARALLEL`]) is a meeting, and an odd number of meetings is
+/// a crossing ([`last_of_odd`]). Returns the time of the last meeting (a fraction of the step)
+/// and the lines' unit normal then, oriented from the second edge towards the side the first
+/// came from, or `None`.
 fn edge_edge_crossing(e0: &[Vec3; 4], e1: &[Vec3; 4]) -> Option<(Real, Vec3)> {
     let mv = |k: usize, l: usize| [e0[k] - e0[l], (e1[k] - e1[l]) - (e0[k] - e0[l])];
     let (c, scale) = triple_product_cubic(mv(1, 0), mv(3, 2), mv(0, 2));
     let tol = 1e-12 * scale;
-    for (t, side) in coplanar_times(c, tol) {
+    last_of_odd(coplanar_times(c, tol).filter_map(|(t, side)| {
         let x = [0, 1, 2, 3].map(|k| e0[k] + (e1[k] - e0[k]) * t);
         let (u, v) = (x[1] - x[0], x[3] - x[2]);
         let normal = u.cross(&v);
         let len = normal.norm();
         if side.abs() <= tol || len <= PARALLEL * u.norm() * v.norm() {
-            continue;
+            return None;
         }
         let (s, r) = segment_parameters(&x[0], &x[1], &x[2], &x[3]);
         let gap = (x[0] + u * s - x[2] - v * r).norm();
-        if gap <= INSIDE * (u.norm() + v.norm()) {
-            return Some((t, normal / len * side.signum()));
-        }
-    }
-    None
+        (gap <= INSIDE * (u.norm() + v.norm())).then(|| (t, normal / len * side.signum()))
+    }))
 }
 
 /// The parameters `(s, t)` of the closest points of segments `p0 p1` and `q0 q1`, clamped to
@@ -1738,7 +1819,7 @@ mod tests {
         let mut trees = BroadPhase::default().trees(&sc, &mut step, &x);
         let found = sc.detect(&mut step, &x, &mut trees, &w_inv);
         assert!(found.iter().any(|c| -c.gap(&x) > c.d), "the vertex did not end through the triangle");
-        sc.impact_zones(&mut step, found, &mut x, &mut trees, &w_inv, &mass);
+        sc.impact_zones(&mut step, found, &mut x, &mut trees, [&w_inv, &w_inv], &mass);
         let moves = |x: &[Vec3]| -> Vec<Vec3> { x.iter().zip(&x_old).map(|(a, b)| a - b).collect() };
         let momentum = |x: &[Vec3]| moves(x).iter().zip(&mass).map(|(d, m)| d * *m).sum::<Vec3>();
         let angular = |x: &[Vec3]| {
@@ -2068,6 +2149,103 @@ mod tests {
         // the same edges closing 3 cm on each other while turning do cross and are separated
         let e1 = [e0[0] + fall, e0[1] + fall, b1[0] + fall * 1.75, b1[1] + fall * 1.75];
         assert!(edge_edge(&e0, &e1, &moves(&e1), d, false).is_some());
+    }
+
+    /// Start and end positions of a step, from `[start xyz, end xyz]` rows.
+    fn start_and_end<const K: usize>(rows: [[Real; 6]; K]) -> ([Vec3; K], [Vec3; K]) {
+        (rows.map(|r| Vec3::new(r[0], r[1], r[2])), rows.map(|r| Vec3::new(r[3], r[4], r[5])))
+    }
+
+    /// Two pairs from a pinned curtain folding fast (±150 µC at the add-on's most steps,
+    /// `tests/contacts.rs`), each on the side of the other it started on at the end of the
+    /// step, having changed sides twice in it: once beside the other, once through it. Before,
+    /// each was taken for a contact on the side it had passed to (`C` = −0.30 and −0.008 mm),
+    /// which the passes then kept, and the curtain tangled. Now each is a contact on the far
+    /// side of where it came from (`C < −d`).
+    #[test]
+    fn a_pair_that_changed_sides_twice_in_a_step_passing_through_once_is_crossed() {
+        let d = 0.015;
+        // edges (193, 234) and (194, 235) at step 53: their lines cross beside the segments at
+        // 0.03 of the step, and the segments meet at 0.63
+        let (e0, e1) = start_and_end([
+            [
+                0.08194354345206263,
+                0.009060713312295023,
+                1.0130268954787789,
+                0.11702004203162414,
+                0.004906852624723304,
+                1.0267931518647377,
+            ],
+            [
+                0.08418113924448974,
+                0.007867503875426273,
+                1.086315749263694,
+                0.08586975751159753,
+                -0.0028511102386516037,
+                1.1178600912246808,
+            ],
+            [
+                0.1025214834159211,
+                0.0003595606776277793,
+                1.0056326018799515,
+                0.08221831751573855,
+                -0.01001262755089903,
+                1.00940462652767,
+            ],
+            [
+                0.11055103745935382,
+                -0.005677797224881421,
+                1.0654450374159334,
+                0.11182501593886365,
+                0.03020369612445469,
+                1.0721295216700901,
+            ],
+        ]);
+        assert!(!apart(&e0, &e1, d));
+        let moves: [Vec3; 4] = std::array::from_fn(|k| e1[k] - e0[k]);
+        let (n, s, t) = edge_edge(&e0, &e1, &moves, d, true).expect("a contact");
+        let gap = n.dot(&(e1[0] * (1.0 - s) + e1[1] * s - e1[2] * (1.0 - t) - e1[3] * t)) - d;
+        assert!(gap < -d, "C = {gap}");
+        // vertex 117 and triangle (75, 76, 116) at step 72: it is level with the triangle's
+        // plane beside it at 0.02 of the step, and passes through it at 0.52
+        let (x_old, x) = start_and_end([
+            [
+                0.0505786298113548,
+                0.047136993605583974,
+                1.0427960074441547,
+                0.011571694274460318,
+                0.06162928941283256,
+                1.045552381236166,
+            ],
+            [
+                0.009875237921152644,
+                0.04286630439282681,
+                1.0304459219280282,
+                0.011207804893337555,
+                0.02935143913124034,
+                1.0249006328815862,
+            ],
+            [
+                0.017956060874388207,
+                0.05237313704597983,
+                0.9953171974072693,
+                0.020333048287720142,
+                0.08567936872917511,
+                1.0102499410735242,
+            ],
+            [
+                0.05092433387096628,
+                0.036055726767252695,
+                1.085891859138105,
+                0.05162070366518612,
+                0.05471876470403702,
+                1.1076022529299754,
+            ],
+        ]);
+        let sc = SelfCollision::new(&[[1, 2, 3]], &[d, 0.0, 0.0, 0.0], &x_old).unwrap();
+        let swept = swept_box(&[1, 2, 3], [&x_old, &x], 0.0);
+        let contact = sc.vertex_triangle(0, 0, [&x_old, &x], &x, 1.0, Some(&swept)).expect("a contact");
+        assert!(contact.gap(&x) < -d, "C = {}", contact.gap(&x));
     }
 
     #[test]
