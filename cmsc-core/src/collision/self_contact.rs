@@ -61,26 +61,26 @@ pub const PASSES: usize = 64;
 ///   to each other in the step.)
 ///
 /// **Swept (continuous) tests.** Each detection pass also tests the straight motion of every
-/// vertex from `x_t` to its position at the start of the pass, `x(τ) = x_t + τ (x − x_t)`,
-/// `τ ∈ [0, 1]`: a vertex meets a triangle's plane (or four edge ends are coplanar) at the
-/// roots of the cubic `((x_b − x_a) × (x_c − x_a)) · (x_p − x_a) = 0` (Provot 1997; Bridson,
-/// Fedkiw & Anderson 2002); a root where the pair changes sides and the vertex is inside the
-/// triangle (barycentrics down to −1e-6), or the two segments' closest points meet (within
-/// 1e-6 of their lengths), is a meeting, and an odd number of meetings is a crossing (met
-/// twice, the pair went through and back). The roots are not taken from a closed form: the critical
-/// points split `[0, 1]` into intervals where the cubic is monotone, and each sign change is
-/// refined by Newton's method kept inside its bracket (a double root, where the cubic only
-/// touches 0, counts as one root). A root at `τ = 0` (on the plane at the start) is not a
-/// crossing within the step, and a cubic that vanishes throughout (motion within the
+/// vertex from `x_t` to its position at the start of the pass, `x(τ) = x_t + τ (x − x_t)`, `τ ∈
+/// [0, 1]`: a vertex meets a triangle's plane (or four edge ends are coplanar) at the roots of
+/// the cubic `((x_b − x_a) × (x_c − x_a)) · (x_p − x_a) = 0` (Provot 1997; Bridson, Fedkiw &
+/// Anderson 2002); a root where the pair changes sides and the vertex is inside the triangle
+/// (barycentrics down to −1e-6), or the two segments' closest points meet (within 1e-6 of their
+/// lengths), is a meeting, and an odd number of meetings is a crossing (met twice, the pair
+/// went through and back). The roots are not taken from a closed form: the critical points
+/// split `[0, 1]` into intervals where the cubic is monotone, and each sign change is refined
+/// by Newton's method kept inside its bracket (a double root, where the cubic only touches 0,
+/// counts as one root and is no change of side). A root at `τ = 0` (on the plane at the start)
+/// is not a crossing within the step, and a cubic that vanishes throughout (motion within the
 /// triangle's plane) has none. The contact keeps the side the pair was on before its last
-/// meeting and is projected as any other.
-/// Every pass sweeps, not only the first: the first sweeps the step's motion `x_t → x_in`;
-/// the later ones sweep to the positions the projection produced, which the step ends with
-/// (the velocities gain `Δx/h`, so `x_t → x` is the step taken). A crossing that one pass
-/// could not fully undo (conflicting contacts) is found again, with the side it came from —
-/// the proximity test alone would see a vertex beyond a triangle's edge and push it along
-/// `p − q`, further through — and a projection that pushes a vertex or an edge through
-/// another triangle is caught. The friction pass (after the contacts hold) does not sweep.
+/// meeting and is projected as any other. Every pass sweeps, not only the first: the first
+/// sweeps the step's motion `x_t → x_in`; the later ones sweep to the positions the projection
+/// produced, which the step ends with (the velocities gain `Δx/h`, so `x_t → x` is the step
+/// taken). A crossing that one pass could not fully undo (conflicting contacts) is found again,
+/// with the side it came from — the proximity test alone would see a vertex beyond a triangle's
+/// edge and push it along `p − q`, further through — and a projection that pushes a vertex or
+/// an edge through another triangle is caught. The friction pass (after the contacts hold) does
+/// not sweep.
 ///
 /// **Resolution.** Each detection pass finds the violated contacts at the current positions
 /// (in parallel over vertices) and projects them in `SWEEPS` (4) Gauss–Seidel sweeps, each
@@ -1169,11 +1169,11 @@ pub struct ContactStep<'a> {
 }
 
 impl<'a> ContactStep<'a> {
-    /// Marks the vertices an obstacle pushed (`backed[i]`), before the step is projected once
-    /// more (`step.rs`'s third projection): the obstacle holds them, so a contact with one moves the other side
-    /// only, as with a pinned vertex (they still collide). Shared by mass, a layer pressed onto
-    /// the sphere by the layers above moved its vertices back into it: 35 mm on the ±40 µC
-    /// crumple with the add-on's frictions (`tests/contacts.rs`).
+    /// Marks the vertices an obstacle pushed (`backed[i]`), before the step is projected once more
+    /// (`step.rs`'s third projection): the obstacle holds them, so a contact with one moves the other
+    /// side only, as with a pinned vertex (they still collide). Shared by mass, a layer pressed onto
+    /// the sphere by the layers above moved its vertices back into it: 35 mm on the ±40 µC crumple with
+    /// the add-on's frictions (`tests/contacts.rs`).
     pub fn back(&mut self, backed: Vec<bool>) {
         self.backed = Some(backed);
     }
@@ -1498,13 +1498,13 @@ fn edge_edge(
 /// Whether [`edge_edge`] finds no contact for a pair that stayed on its side, decided first and
 /// without a square root (most pairs a detection tests are neighbours in one layer of a cloth,
 /// and end here): the edges near-parallel neither at the start nor at the end, off one plane at
-/// the start, on the side they started on, at the end `d` or more apart along the lines'
-/// normal or closest beyond an end of a segment, and farther apart than they can have moved
-/// relative to each other in the step ([`meeting_reach2`]: else the swept test decides). With `w = x_0 − x_2` and the unnormalised
-/// `n = u × v`, `a = w · n` is `η |n|`. Each condition holds by a margin over the rounding of
-/// `edge_edge`'s own arithmetic (`SURE`, and signs trusted only where `|a| > 10⁻¹² |w| |n|`):
-/// where one is close (a contact projected to exactly `d`, coplanar edges), `edge_edge`
-/// decides as before, to the bit.
+/// the start, on the side they started on, at the end `d` or more apart along the lines' normal
+/// or closest beyond an end of a segment, and farther apart than they can have moved relative
+/// to each other in the step ([`meeting_reach2`]: else the swept test decides). With `w = x_0 −
+/// x_2` and the unnormalised `n = u × v`, `a = w · n` is `η |n|`. Each condition holds by a
+/// margin over the rounding of `edge_edge`'s own arithmetic (`SURE`, and signs trusted only
+/// where `|a| > 10⁻¹² |w| |n|`): where one is close (a contact projected to exactly `d`,
+/// coplanar edges), `edge_edge` decides as before, to the bit.
 fn apart(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> bool {
     const SURE: Real = 1.0 + 1e-9;
     let lines = |e: &[Vec3; 4]| {
