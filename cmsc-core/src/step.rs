@@ -427,9 +427,11 @@ fn pin(model: &Model, x: &[Vec3], x_new: &mut [Vec3], v_new: &mut [Vec3]) {
 /// above it: on the ±36 µC crumple of `tests/contacts.rs` it did at frame 28). Where that
 /// second projection, sharing its corrections by mass, put a vertex back into an obstacle, the
 /// obstacles push once more and self-collision projects a third time with the vertices they
-/// pushed held ([`ContactStep::back`]: the layers above give way to them). Before the third
-/// projection, the ±40 µC crumple with the add-on's frictions ended a step with a vertex 35 mm
-/// inside the sphere (frame 41). Returns how many vertices the first projections moved.
+/// pushed held ([`ContactStep::back`]: the layers above give way to them). The obstacles act
+/// then on the vertices the second projection moved only, so the others' friction is taken
+/// once. Before the third projection, the ±40 µC crumple with the add-on's frictions ended a
+/// step with a vertex 35 mm inside the sphere (frame 41). Returns how many vertices the first
+/// projections moved.
 fn collide(
     model: &Model,
     state: &State,
@@ -452,7 +454,7 @@ fn collide(
     };
     contacts += self_collide(x_new, v_new, None);
     let law = model.friction_law;
-    let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3]| {
+    let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool]| {
         let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
         pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
         pushed
@@ -467,12 +469,17 @@ fn collide(
                 state.steps,
             )
     };
-    let pushed = obstacles(x_new, v_new);
+    let pushed = obstacles(x_new, v_new, pinned);
     if pushed > 0 && model.self_collision.is_some() {
-        contacts += self_collide(x_new, v_new, None);
         let before = x_new.to_vec();
-        if obstacles(x_new, v_new) > 0 {
-            let backed = before.iter().zip(x_new.iter()).map(|(a, b)| a != b).collect();
+        contacts += self_collide(x_new, v_new, None);
+        // the obstacles again, for the vertices that projection moved only (the others keep
+        // their contact response, friction included, from the first push)
+        let unmoved: Vec<bool> = (0..x_new.len()).map(|i| pinned[i] || before[i] == x_new[i]).collect();
+        let before = x_new.to_vec();
+        obstacles(x_new, v_new, &unmoved);
+        let backed: Vec<bool> = before.iter().zip(x_new.iter()).map(|(a, b)| a != b).collect();
+        if backed.contains(&true) {
             contacts += self_collide(x_new, v_new, Some(backed));
         }
     }
