@@ -293,10 +293,11 @@ impl SelfCollision {
         let w_inv: Vec<Real> =
             mass.iter().zip(pinned).map(|(&m, &p)| if p || m <= 0.0 { 0.0 } else { 1.0 / m }).collect();
         // the shares of a correction: none for the vertices an obstacle holds
-        let w_move: Vec<Real> = match &step.backed {
-            Some(backed) => w_inv.iter().zip(backed).map(|(&w, &b)| if b { 0.0 } else { w }).collect(),
-            None => w_inv.clone(),
-        };
+        let held: Option<Vec<Real>> = step
+            .backed
+            .as_ref()
+            .map(|backed| w_inv.iter().zip(backed).map(|(&w, &b)| if b { 0.0 } else { w }).collect());
+        let w_move = held.as_deref().unwrap_or(&w_inv);
         let x_entry = x.to_vec();
         let (mut best, mut stalled) = (Real::INFINITY, 0);
         let mut trees = broad.trees(self, step, x);
@@ -325,13 +326,13 @@ impl SelfCollision {
             // weights from then, a half-space that no longer describes the pair once it slid
             for _ in 0..SWEEPS {
                 for c in &found {
-                    c.project(x, &w_move);
+                    c.project(x, w_move);
                 }
             }
             pass += 1;
         }
         if crossed {
-            self.impact_zones(step, found, x, &mut trees, [&w_inv, &w_move], mass);
+            self.impact_zones(step, found, x, &mut trees, [&w_inv, w_move], mass);
         }
         if !step.rubbed && self.friction.iter().any(|&f| f > 0.0) {
             // friction on the vertices touching a triangle (within `FRICTION_REACH` of their
