@@ -212,6 +212,22 @@ typedef struct {
   double friction;
 } CmscParams;
 
+// The equal steps over a cmsc_advance call that each of its bounds asks for: ceil(seconds / h)
+// for the bound's largest step h, 1 where it does not bind (see cmsc_advance for the bounds).
+// cmsc_advance takes at least the largest, up to its max_steps; where max_steps is below it, the
+// call is less resolved than the bound asks: `charge` above the steps taken means the Coulomb
+// and external-charge forces are not resolved (close charges can overshoot, gain energy and push
+// layers through each other), `motion` that the steps are less accurate, `contact` that a mesh
+// pressed onto a curved obstacle can gain energy (cmsc_contact_steps).
+typedef struct {
+  // What the charge bound asks for.
+  uint32_t charge;
+  // What the motion bound asks for.
+  uint32_t motion;
+  // What the contact bound asks for.
+  uint32_t contact;
+} CmscAskedSteps;
+
 // Energies of the current state (J). `external` includes gravity, external charges and the
 // uniform field; `total` is the sum of the four terms.
 typedef struct {
@@ -463,6 +479,28 @@ CmscStatus cmsc_advance(CmscSim *sim,
 // `sim` must be NULL or a live handle; `total` NULL or writable.
 CmscStatus cmsc_last_iterations(const CmscSim *sim,
                                 uint64_t *total);
+
+// Writes to `out` the steps each bound of the last cmsc_advance call on this simulation asked
+// for at the call's start (CmscAskedSteps), before its max_steps capped them: a caller can tell
+// that the cap bound, and which bound it held back. All 0 after a cmsc_step call and before any
+// call.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `out` NULL or writable.
+CmscStatus cmsc_last_asked_steps(const CmscSim *sim,
+                                 CmscAskedSteps *out);
+
+// Writes to `out` the steps each bound of cmsc_advance asks for over the next `seconds` (> 0,
+// finite), from the state and the inputs as they are (those set since the last step ramped from
+// their values then, as cmsc_advance would): what a cmsc_advance call now would record
+// (cmsc_last_asked_steps). A caller of fixed steps (cmsc_step) can compare its own with it.
+// Changes nothing; `out` is written only on success.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `out` NULL or writable.
+CmscStatus cmsc_asked_steps(const CmscSim *sim,
+                            double seconds,
+                            CmscAskedSteps *out);
 
 // Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the contact
 // bound of cmsc_advance asks for, from the state and obstacles as they are: ceil(seconds / h)

@@ -181,6 +181,63 @@ pub struct CallCounts {
     pub iterations: u64,
     /// Whole-call retries after a diverged step ([`System::advance`] only).
     pub retries: u32,
+    /// The steps each bound asked for at the call's start ([`System::advance`] only; all 0
+    /// after [`System::step_n`]). Above the steps taken where `max_steps` capped them.
+    pub asked: AskedSteps,
+}
+
+/// The equal steps over a call that each bound of [`System::advance`] asks for (module docs):
+/// `⌈T / h⌉` for the bound's largest step `h` over the call's duration `T`, 1 where the bound
+/// does not bind, saturating at `u32::MAX`. `advance` takes at least the largest of them, up to
+/// its `max_steps`; where that cap binds, the charge bound's excess says the explicit Coulomb
+/// forces are not resolved (close charges can overshoot, gain energy and push layers through each
+/// other), the motion bound's that the step is less accurate than its factor asks, and the
+/// contact bound's that a mesh pressed onto a curved obstacle can gain energy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AskedSteps {
+    /// What the charge bound asks for: the Coulomb and external-charge stiffness.
+    pub charge: u32,
+    /// What the motion bound asks for.
+    pub motion: u32,
+    /// What the contact bound asks for ([`System::contact_steps`]).
+    pub contact: u32,
+}
+
+impl AskedSteps {
+    /// The steps the three bounds ask for together: the largest.
+    pub fn most(&self) -> u32 {
+        self.charge.max(self.motion).max(self.contact)
+    }
+}
+
+/// The largest step (s) each bound allows over a call.
+struct Limits {
+    charge: Real,
+    motion: Real,
+    contact: Real,
+}
+
+impl Limits {
+    fn of(sys: &System, ramp: &Ramp, seconds: Real) -> Self {
+        let bounds = sys.step_bounds;
+        Limits {
+            charge: ramp.charge_bound(sys, bounds.charge),
+            motion: ramp.motion_bound(sys, seconds, bounds.motion),
+            contact: contact_bound(sys, seconds, bounds.contact),
+        }
+    }
+
+    fn least(&self) -> Real {
+        self.charge.min(self.motion).min(self.contact)
+    }
+
+    fn asked(&self, seconds: Real) -> AskedSteps {
+        AskedSteps {
+            charge: steps_for(seconds, self.charge),
+            motion: steps_for(seconds, self.motion),
+            contact: steps_for(seconds, self.contact),
+        }
+    }
 }
 
 /// The inputs in force at the end of the last step, recorded by the first edit after it (what
@@ -451,11 +508,8 @@ impl System {
         check_advance(seconds, min_steps, max_steps)?;
         let ramp = Ramp::new(self);
         let floor = self.advance_floor.clamp(min_steps, max_steps);
-        let bounds = self.step_bounds;
-        let h_max = ramp
-            .charge_bound(self, bounds.charge)
-            .min(ramp.motion_bound(self, seconds, bounds.motion))
-            .min(contact_bound(self, seconds, bounds.contact));
+        let limits = Limits::of(self, &ramp, seconds);
+        let h_max = limits.least();
         let mut k = floor;
         while k < max_steps && seconds / k as Real > h_max {
             k = k.saturating_mul(2).min(max_steps);
@@ -466,7 +520,7 @@ impl System {
             kept: self.stepper.kept(),
         };
         let h_step = self.model.params.time_step;
-        self.last_call = CallCounts::default();
+        self.last_call = CallCounts { asked: limits.asked(seconds), ..CallCounts::default() };
         let result = loop {
             match self.run_steps(&ramp, seconds, k) {
                 Err(Error::Diverged { .. }) if k < max_steps => {
@@ -547,6 +601,19 @@ impl System {
     pub fn wave_speeds(&self) -> Vec<Real> {
         let w = spring_waves(&self.model, self.state.x.len());
         w.wave.iter().zip(&self.model.mass).map(|(w, m)| (w / m).sqrt()).collect()
+    }
+
+    /// The equal steps over the next `seconds` that each bound of [`System::advance`] asks
+    /// for, from the state and the inputs as they are (those set since the last step ramped from
+    /// their values then, as `advance` would): what a call of `advance` now would record in
+    /// [`CallCounts::asked`]. A caller of fixed steps ([`System::step_n`]) can compare its own
+    /// with it. Changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
+    pub fn asked_steps(&self, seconds: Real) -> Result<AskedSteps> {
+        check_seconds(seconds)?;
+        Ok(Limits::of(self, &Ramp::new(self), seconds).asked(seconds))
     }
 
     /// The equal steps over the next `seconds` that the contact bound asks for

@@ -68,7 +68,7 @@ mod state;
 mod step;
 mod system;
 
-pub use advance::{CallCounts, StepBounds, MAX_ADVANCE_STEPS, RECOMMENDED_ITERATION_TOLERANCE};
+pub use advance::{AskedSteps, CallCounts, StepBounds, MAX_ADVANCE_STEPS, RECOMMENDED_ITERATION_TOLERANCE};
 pub use collision::{
     BroadPhase, Colliders, ContactStep, FrictionLaw, MeshCollider, MeshColliders, SelfCollision, Sphere,
 };

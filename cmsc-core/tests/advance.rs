@@ -7,7 +7,8 @@ mod common;
 
 use cmsc_core::shapes::grid;
 use cmsc_core::{
-    springs_from_triangles, Error, FieldMethod, SimParams, StepBounds, System, Vec3, MAX_ADVANCE_STEPS,
+    springs_from_triangles, AskedSteps, Error, FieldMethod, SimParams, StepBounds, System, Vec3,
+    MAX_ADVANCE_STEPS,
 };
 
 const SIDE: u32 = 12;
@@ -413,4 +414,39 @@ fn contact_steps_name_the_steps_the_contact_bound_asks_at_fixed_steps() {
     assert!(asked(3000.0, off).iter().all(|&k| k == 1));
     assert!(sys.contact_steps(0.0).is_err() && sys.contact_steps(f64::NAN).is_err());
     assert!(sys.contact_steps_per_vertex(0.0).is_err());
+}
+
+#[test]
+fn asked_steps_name_what_the_charge_bound_asks_and_survive_the_cap() {
+    // Two 10 g vertices 0.1 m apart on one spring, 10 µC each, at rest: the charge bound's
+    // stiffness is K = 2 k_c q (2.5 q / r³) (the neighbour sum scaled by NEIGHBOUR_SUM_FACTOR),
+    // so it asks for ⌈T √(K/m) / c_q⌉ steps over a frame: 28. At rest the motion bound asks for
+    // nothing, and with no obstacle neither does the contact bound.
+    let positions = [Vec3::zeros(), Vec3::new(0.1, 0.0, 0.0)];
+    let params = SimParams { coulomb: FieldMethod::Direct, gravity: Vec3::zeros(), ..SimParams::default() };
+    let k_c = params.coulomb_constant;
+    let mut sys = System::new(&positions, &[0.01, 0.01], &[[0, 1]], &[100.0], params).unwrap();
+    let q = 1e-5;
+    sys.set_charges(&[q, q]).unwrap();
+    let stiffness = 2.0 * k_c * q * (2.5 * q / 0.1_f64.powi(3));
+    let expected = (FRAME * (stiffness / 0.01).sqrt() / StepBounds::default().charge).ceil() as u32;
+    assert_eq!(expected, 28);
+    let asked = sys.asked_steps(FRAME).unwrap();
+    assert_eq!(asked, AskedSteps { charge: expected, motion: 1, contact: 1 });
+    assert_eq!(asked.most(), expected);
+    // capped at 8, the call records what was asked; uncapped it takes at least as many
+    assert_eq!(sys.advance(FRAME, 1, 8).unwrap(), 8);
+    let capped = sys.last_call_counts();
+    assert_eq!((capped.steps, capped.asked.charge), (8, expected));
+    assert!(capped.asked.motion == 1 && capped.asked.contact == 1, "{capped:?}");
+    // the pair now moves apart: the motion bound asks too, and advance takes what both ask
+    let now = sys.asked_steps(FRAME).unwrap();
+    assert!(now.motion > 1, "{now:?}");
+    let taken = sys.advance(FRAME, 1, MAX_ADVANCE_STEPS).unwrap();
+    assert_eq!(sys.last_call_counts().asked, now);
+    assert!(taken >= now.most() && taken < 2 * now.most(), "{taken} steps for {now:?}");
+    // fixed steps ask for nothing in their counts
+    sys.step_n(2).unwrap();
+    assert_eq!(sys.last_call_counts().asked, AskedSteps::default());
+    assert!(sys.asked_steps(0.0).is_err() && sys.asked_steps(f64::INFINITY).is_err());
 }

@@ -27,7 +27,7 @@ pub use collision::{
 pub use gradient::{cmsc_fit_charges, cmsc_rollout_gradient};
 pub use handle::CmscSim;
 pub use limits::*;
-pub use params::{cmsc_params_default, CmscEnergies, CmscParams};
+pub use params::{cmsc_params_default, CmscAskedSteps, CmscEnergies, CmscParams};
 pub use sim::*;
 pub use status::{cmsc_last_error, CmscCoulomb, CmscFrictionLaw, CmscIntegrator, CmscStatus};
 pub use version::{cmsc_abi_version, cmsc_version, CMSC_ABI_VERSION};

@@ -1,6 +1,6 @@
 //! `CmscParams` and `CmscEnergies`: the C mirrors of the core's parameter and energy types.
 
-use cmsc_core::{Energies, FieldMethod, Integrator, SimParams, Vec3};
+use cmsc_core::{AskedSteps, Energies, FieldMethod, Integrator, SimParams, Vec3};
 
 use crate::status::{CmscCoulomb as C, CmscIntegrator, FfiError};
 
@@ -60,6 +60,30 @@ impl From<Energies> for CmscEnergies {
             external: e.external,
             total: e.total,
         }
+    }
+}
+
+/// The equal steps over a cmsc_advance call that each of its bounds asks for: ceil(seconds / h)
+/// for the bound's largest step h, 1 where it does not bind (see cmsc_advance for the bounds).
+/// cmsc_advance takes at least the largest, up to its max_steps; where max_steps is below it, the
+/// call is less resolved than the bound asks: `charge` above the steps taken means the Coulomb
+/// and external-charge forces are not resolved (close charges can overshoot, gain energy and push
+/// layers through each other), `motion` that the steps are less accurate, `contact` that a mesh
+/// pressed onto a curved obstacle can gain energy (cmsc_contact_steps).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CmscAskedSteps {
+    /// What the charge bound asks for.
+    pub charge: u32,
+    /// What the motion bound asks for.
+    pub motion: u32,
+    /// What the contact bound asks for.
+    pub contact: u32,
+}
+
+impl From<AskedSteps> for CmscAskedSteps {
+    fn from(a: AskedSteps) -> Self {
+        CmscAskedSteps { charge: a.charge, motion: a.motion, contact: a.contact }
     }
 }
 

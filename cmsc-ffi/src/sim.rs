@@ -6,7 +6,7 @@ use cmsc_core::{Acceleration, System, Vec3};
 use crate::buffers::{expect_count, input, output, vec3_input, vec3_output};
 use crate::handle::{sim_mut, sim_ref, CmscSim};
 use crate::panic::boundary;
-use crate::params::{CmscEnergies, CmscParams};
+use crate::params::{CmscAskedSteps, CmscEnergies, CmscParams};
 use crate::status::{CmscCoulomb, CmscStatus, FfiError};
 
 /// Creates a simulation at rest from plain arrays. Rest lengths are the spring lengths in
@@ -120,6 +120,45 @@ pub unsafe extern "C" fn cmsc_last_iterations(sim: *const CmscSim, total: *mut u
         // SAFETY: forwarded from the caller.
         let (sim, out) = unsafe { (sim_ref(sim)?, output(total, 1, "total")?) };
         out[0] = sim.sys.last_call_counts().iterations;
+        Ok(())
+    })
+}
+
+/// Writes to `out` the steps each bound of the last cmsc_advance call on this simulation asked
+/// for at the call's start (CmscAskedSteps), before its max_steps capped them: a caller can tell
+/// that the cap bound, and which bound it held back. All 0 after a cmsc_step call and before any
+/// call.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_last_asked_steps(sim: *const CmscSim, out: *mut CmscAskedSteps) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_ref(sim)?, output(out, 1, "out")?) };
+        out[0] = sim.sys.last_call_counts().asked.into();
+        Ok(())
+    })
+}
+
+/// Writes to `out` the steps each bound of cmsc_advance asks for over the next `seconds` (> 0,
+/// finite), from the state and the inputs as they are (those set since the last step ramped from
+/// their values then, as cmsc_advance would): what a cmsc_advance call now would record
+/// (cmsc_last_asked_steps). A caller of fixed steps (cmsc_step) can compare its own with it.
+/// Changes nothing; `out` is written only on success.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_asked_steps(
+    sim: *const CmscSim,
+    seconds: f64,
+    out: *mut CmscAskedSteps,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_ref(sim)?, output(out, 1, "out")?) };
+        out[0] = sim.sys.asked_steps(seconds)?.into();
         Ok(())
     })
 }

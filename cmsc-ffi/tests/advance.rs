@@ -217,3 +217,56 @@ fn contact_steps_are_the_contact_bound_over_a_sphere_a_vertex_rests_on() {
     // SAFETY: a handle from cmsc_create, destroyed once.
     unsafe { cmsc_destroy(sim) };
 }
+
+fn asked_steps(sim: *const CmscSim, seconds: f64) -> (CmscStatus, CmscAskedSteps) {
+    let mut out = CmscAskedSteps { charge: u32::MAX, motion: u32::MAX, contact: u32::MAX };
+    // SAFETY: a live handle, `out` writable.
+    let status = unsafe { cmsc_asked_steps(sim, seconds, &mut out) };
+    (status, out)
+}
+
+fn last_asked(sim: *const CmscSim) -> CmscAskedSteps {
+    let mut out = CmscAskedSteps { charge: u32::MAX, motion: u32::MAX, contact: u32::MAX };
+    // SAFETY: a live handle, `out` writable.
+    assert_eq!(unsafe { cmsc_last_asked_steps(sim, &mut out) }, CMSC_OK);
+    out
+}
+
+#[test]
+fn asked_steps_say_what_the_bounds_asked_where_max_steps_capped_them() {
+    // 1 µC per vertex: the charge bound asks for more steps over a frame than a cap of 2
+    let sim = cloth(1e-6, 1.0 / 120.0);
+    assert_eq!(last_asked(sim), CmscAskedSteps::default(), "after cmsc_step: nothing asked");
+    let (status, before) = asked_steps(sim, FRAME);
+    assert_eq!(status, CMSC_OK, "{}", last_error());
+    assert!(before.charge > 4 && before.contact == 1, "{before:?}");
+    assert_eq!(advance(sim, FRAME, 1, 2), (CMSC_OK, 2));
+    assert_eq!(last_asked(sim), before, "the capped call records what its bounds asked");
+    let (_, now) = asked_steps(sim, FRAME);
+    let (status, taken) = advance(sim, FRAME, 1, CMSC_MAX_ADVANCE_STEPS);
+    assert_eq!(status, CMSC_OK);
+    assert_eq!(last_asked(sim), now);
+    assert!(taken >= now.charge.max(now.motion), "{taken} steps for {now:?}");
+    // SAFETY: a live handle.
+    assert_eq!(unsafe { cmsc_step(sim, 1) }, CMSC_OK);
+    assert_eq!(last_asked(sim), CmscAskedSteps::default());
+    let x = positions(sim, N);
+    for bad in [0.0, -FRAME, f64::NAN, f64::INFINITY] {
+        let (status, out) = asked_steps(sim, bad);
+        assert_eq!(status, CMSC_INVALID_ARGUMENT, "{bad}");
+        assert!(last_error().contains("seconds"), "{}", last_error());
+        assert_eq!(out.charge, u32::MAX, "written only on success");
+    }
+    // SAFETY: NULL handle / NULL out-pointer: rejected before any use.
+    unsafe {
+        let mut out = CmscAskedSteps::default();
+        assert_eq!(cmsc_asked_steps(ptr::null(), FRAME, &mut out), CMSC_INVALID_ARGUMENT);
+        assert_eq!(cmsc_asked_steps(sim, FRAME, ptr::null_mut()), CMSC_INVALID_ARGUMENT);
+        assert!(last_error().contains("out"), "{}", last_error());
+        assert_eq!(cmsc_last_asked_steps(ptr::null(), &mut out), CMSC_INVALID_ARGUMENT);
+        assert_eq!(cmsc_last_asked_steps(sim, ptr::null_mut()), CMSC_INVALID_ARGUMENT);
+    }
+    assert_eq!(positions(sim, N), x);
+    // SAFETY: a handle from cmsc_create, destroyed once.
+    unsafe { cmsc_destroy(sim) };
+}

@@ -24,7 +24,7 @@ use std::ffi::CStr;
 use std::ptr;
 
 use arbitrary::Arbitrary;
-use cmsc::{CmscEnergies, CmscParams, CmscSim, CmscStatus};
+use cmsc::{CmscAskedSteps, CmscEnergies, CmscParams, CmscSim, CmscStatus};
 use libfuzzer_sys::fuzz_target;
 
 const MAX_VERTICES: usize = 64;
@@ -206,7 +206,8 @@ enum Op {
     GetPositions(Len, Ptr),
     GetVelocities(Len, Ptr),
     CoulombForces(Len, Ptr),
-    /// `cmsc_contact_steps_per_vertex` over a duration (s), checked against `cmsc_contact_steps`.
+    /// `cmsc_contact_steps_per_vertex` over a duration (s), checked against `cmsc_contact_steps`
+    /// and `cmsc_asked_steps`.
     ContactSteps(Len, Ptr, F),
     Energies(bool),
     NullHandle(u8, u32),
@@ -703,6 +704,11 @@ fuzz_target!(|input: Input| {
                     assert_eq!(whole, CmscStatus::CMSC_OK, "contact_steps after the per-vertex call: {}", last_error());
                     assert!(each.iter().all(|&e| e >= 1), "a vertex asked for no step");
                     assert_eq!(each.iter().copied().max().unwrap_or(1), most, "the largest is cmsc_contact_steps'");
+                    let mut asked = CmscAskedSteps::default();
+                    let s = unsafe { cmsc::cmsc_asked_steps(sim, seconds, &mut asked) };
+                    assert_eq!(s, CmscStatus::CMSC_OK, "asked_steps after contact_steps: {}", last_error());
+                    assert_eq!(asked.contact, most, "cmsc_asked_steps' contact is cmsc_contact_steps'");
+                    assert!(asked.charge >= 1 && asked.motion >= 1, "a bound asked for no step: {asked:?}");
                 } else {
                     assert!(out.v.iter().all(|&e| e == u32::MAX), "written on failure");
                 }
