@@ -16,11 +16,12 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .errors import CmscError, DivergedError
-from .params import CoulombMethod, FrictionLaw, SimParams
+from .params import MAX_SUBSTEPS, CoulombMethod, FrictionLaw, SimParams
 from .pc2 import Pc2Writer
 from .simulation import Simulation
 
@@ -297,6 +298,9 @@ class BakeJob(Setup):
     #: the bake may take (`Simulation.contact_steps_per_vertex`, `most_steps`) and the parts
     #: whose contacts asked, in the order they first did; None: none did
     contact_shortfall: tuple | None = None
+    #: the most steps per frame the charges asked for and the first frame that asked for more
+    #: than the bake may take (`FrameSteps.charge`, `most_steps`); None: none did
+    charge_shortfall: tuple | None = None
 
     def stop(self, outcome, text):
         """Ends the bake early as `outcome`, saying why in `error`."""
@@ -347,14 +351,25 @@ class FrameInputs:
     colliders: np.ndarray | None = None  # (2, v, 3)
 
 
-def step_frame(sim, setup, frame):
+class FrameSteps(NamedTuple):
+    """What `step_frame` took and what the charges asked for."""
+
+    taken: int  # steps over the frame
+    #: the most steps per frame the charge bound asked for: the most any substep's asked, times
+    #: the substeps (with fixed steps, at the first substep); 0 where it was not asked
+    charge: int
+
+
+def step_frame(sim, setup, frame, ask=True):
     """Advances `sim` (made from `setup`: its charge groups and pins) by one frame of
     `FrameInputs` `frame`: one step per substep, or with adaptive substeps
-    (`Setup.max_steps_per_frame`) as many as the library chooses for each. Returns the steps
-    taken. Raises CmscError (DivergedError) from the step."""
+    (`Setup.max_steps_per_frame`) as many as the library chooses for each. Returns
+    `FrameSteps`; with fixed steps the charge bound is asked only where `ask` (it costs a look
+    at every vertex's contacts, which the live preview does without). Raises CmscError
+    (DivergedError) from the step."""
     substeps = frame.group_charge.shape[0]
     most = setup.max_steps_per_frame // substeps if setup.max_steps_per_frame else 0
-    taken = 0
+    taken = asked = 0
     for k in range(substeps):
         a = (k + 1) / substeps
         sim.set_charges(frame.group_charge[k] @ setup.group_weights)
@@ -367,10 +382,13 @@ def step_frame(sim, setup, frame):
             sim.move_mesh_colliders((1 - a) * frame.colliders[0] + a * frame.colliders[1])
         if most > 1:
             taken += sim.advance(setup.params.time_step, 1, most)
+            asked = max(asked, sim.last_asked_steps().charge)
         else:
+            if ask and k == 0:
+                asked = sim.asked_steps(setup.params.time_step).charge
             sim.step(1)
             taken += 1
-    return taken
+    return FrameSteps(taken, asked * substeps)
 
 
 def steps_line(steps):
@@ -446,6 +464,14 @@ def _check_contact_steps(job, sim, frame):
         job.contact_shortfall = (max(most, needed), first, parts + more)
 
 
+def _check_charge_steps(job, asked, frame):
+    """Records in `job.charge_shortfall` the steps per frame the charges asked for over the frame
+    that ended at `frame` where they are more than the frame may take (`most_steps`)."""
+    if asked > job.most_steps:
+        most, first = job.charge_shortfall or (0, frame)
+        job.charge_shortfall = (max(most, asked), first)
+
+
 def _part_name(job, k):
     return job.part_names[k] if k < len(job.part_names) else f"part {k + 1}"
 
@@ -472,6 +498,28 @@ def contact_warning(job):
         f"from frame {first} {who} touched a curved collider, where the contacts ask for up to {most} steps per "
         f"frame (more for stiffer springs, more Spring Damping and tighter curves) and {limit}: contacts at longer "
         f"steps stretch the mesh and can give it energy from nothing (it jumps or is thrown off). {remedy}"
+    )
+
+
+def charge_warning(job):
+    """What the artist reads when a bake took fewer steps than its charges asked for
+    (`BakeJob.charge_shortfall`), or ""."""
+    if job.charge_shortfall is None:
+        return ""
+    most, first = job.charge_shortfall
+    if job.adaptive:
+        # each substep takes up to Max Substeps // Substeps steps
+        enough = job.substeps * -(-most // job.substeps)
+        limit, remedy = f"Max Substeps allows {job.most_steps}", f"Raise Max Substeps to {enough}"
+    else:
+        enough = most
+        limit, remedy = f"Substeps takes {job.substeps}", f"Turn on Adaptive Substeps or raise Substeps to {most}"
+    if enough > MAX_SUBSTEPS:
+        remedy = f"Lower the charges or raise the Mass: more than {MAX_SUBSTEPS} steps per frame cannot be set"
+    return (
+        f"from frame {first} the charges ask for up to {most} steps per frame (more for stronger charges closer "
+        f"together on lighter vertices) and {limit}: at longer steps the forces between close charges are not "
+        f"resolved, and the mesh can jitter, gain energy or pass through itself. {remedy}"
     )
 
 
@@ -508,9 +556,14 @@ def _frames(job, sim, writers, on_frame):
         frame = job.start_frame + f + 1
         try:
             _check_contact_steps(job, sim, frame)
-            job.steps.append(step_frame(sim, job, job.frame_inputs(f)))
+            taken, asked = step_frame(sim, job, job.frame_inputs(f))
+            job.steps.append(taken)
+            _check_charge_steps(job, asked, frame)
             positions = sim.positions
         except DivergedError as e:
+            # what the charges asked of the frame that failed (from its start: the state kept)
+            asked = sim.last_asked_steps() if job.adaptive else sim.asked_steps(job.params.time_step)
+            _check_charge_steps(job, asked.charge * job.substeps, frame)
             job.stop(Outcome.DIVERGED, f"diverged at frame {frame}: {e}. {DIVERGED_HINT}")
             break
         except CmscError as e:

@@ -14,6 +14,8 @@ MAX_GRID_POINTS = 10_000_000
 MIN_FIELD_TOLERANCE = 1e-4  # P3M's relative RMS force error, `Simulation.set_field_tolerance`
 MAX_FIELD_TOLERANCE = 0.1
 MAX_ADVANCE_STEPS = 1024  # steps of one `Simulation.advance`
+#: The most Substeps and Max Substeps an object may ask for (the properties' limit).
+MAX_SUBSTEPS = 1000
 #: The iteration tolerance of adaptive substeps (`SimParams.iteration_tolerance`): a step's
 #: local/global iterations stop once their relative update falls below it (the header's
 #: CMSC_RECOMMENDED_ITERATION_TOLERANCE).

@@ -8,7 +8,7 @@ import secrets
 import threading
 
 from ..sim import methods
-from ..sim.bake_job import Outcome, contact_warning, run, steps_line
+from ..sim.bake_job import Outcome, charge_warning, contact_warning, run, steps_line
 from . import activity, bridge, cache, inputs, preferences, preview, watch
 
 
@@ -64,12 +64,12 @@ def report_warnings(job, report):
         _warn(report, text)
 
 
-def report_contacts(job, report):
-    """Reports (and prints) that a bake took fewer steps than its contacts asked for
-    (`contact_warning`), if it did."""
-    text = contact_warning(job)
-    if text:
-        _warn(report, text)
+def report_steps(job, report):
+    """Reports (and prints) that a bake took fewer steps than its charges or its contacts asked
+    for (`charge_warning`, `contact_warning`), if it did."""
+    for text in (charge_warning(job), contact_warning(job)):
+        if text:
+            _warn(report, text)
 
 
 def _warn(report, text):
@@ -97,7 +97,7 @@ def bake(context, obj, report):
         run(job, on_frame=progress_line)
     finally:
         finish(context.scene, objects, job)
-    report_contacts(job, report)
+    report_steps(job, report)
     if summary(job):
         print(f"cmsc: {summary(job)}", flush=True)
     if job.outcome is not Outcome.DONE:
@@ -141,7 +141,7 @@ class ModalBake:
             activity.bake_ended(o)
         finish(self.scene, self.objects, self.job)
         report_warnings(self.job, report)
-        report_contacts(self.job, report)
+        report_steps(self.job, report)
         if self.failure is not None:
             report({"ERROR"}, f"cmsc: bake failed: {self.failure}")
             return {"CANCELLED"}

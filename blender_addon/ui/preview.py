@@ -405,7 +405,7 @@ def _advance(scene, objects, state, target, gap):
                 field=field,
                 colliders=None if col1 is None else between(a, b, state.colliders, col1),
             )
-            step_frame(state.sim, st, frame_inputs)
+            step_frame(state.sim, st, frame_inputs, ask=False)
             t0 = clock()
             t["simulate"] += t0 - t1
         positions = state.sim.positions

@@ -15,6 +15,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from ..sim.params import MAX_SUBSTEPS
 from . import activity, cache, preview, simulated
 
 
@@ -201,7 +202,7 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
             "Time steps per frame; with Adaptive Substeps the least, and more are taken only while strong "
             "charges, fast motion or contact with a curved collider need them"
         ),
-        default=DEFAULT_SUBSTEPS, min=1, max=1000, update=_object_setting,
+        default=DEFAULT_SUBSTEPS, min=1, max=MAX_SUBSTEPS, update=_object_setting,
     )
     adaptive_substeps: BoolProperty(
         name="Adaptive Substeps",
@@ -217,7 +218,7 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
     max_substeps: IntProperty(
         name="Max Substeps",
         description="With Adaptive Substeps, the most time steps a frame may take",
-        default=DEFAULT_MAX_SUBSTEPS, min=1, max=1000, update=_object_setting,
+        default=DEFAULT_MAX_SUBSTEPS, min=1, max=MAX_SUBSTEPS, update=_object_setting,
     )
     iterations: IntProperty(
         name="Iterations",

@@ -2,6 +2,8 @@
 charges and motion need, from Substeps up to Max Substeps (`cmsc_advance`), and the bake's
 report and panel say how many it took; files from before keep their fixed steps."""
 
+import re
+
 import bpy
 import numpy as np
 
@@ -78,6 +80,41 @@ def test_the_report_and_the_panel_say_how_many_steps_the_bake_took(scene):
     assert f"Steps: {line}" in panel_text()
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
     assert obj.cmsc.baked_steps == "" and "Steps: " not in panel_text()
+
+
+def test_a_bake_capped_below_what_its_charges_ask_is_told_how_far_to_raise_max_substeps(scene):
+    """The sphere at twice the strong charge: its charges ask for more than 2 steps per frame.
+    Capped by Max Substeps 2, the bake takes 2 a frame and the warning says from which frame the
+    charges asked for how many, and to raise Max Substeps to them; raised so, the bake takes more
+    than 2 a frame and says nothing. At fixed Substeps 2 it is told to turn on Adaptive Substeps
+    or raise Substeps. Before, a capped bake said "FINISHED" and nothing else."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, frames=4, charge=2 * STRONG)
+    bake = addon_module("ui.bake").bake
+    _adaptive(obj, least=1, most=2)
+    reports = Reports()
+    _, job = bake(bpy.context, obj, reports)
+    assert job.frames_done == 4 and job.steps == [2, 2, 2], (job.error, job.steps)
+    warned = reports.text("WARNING")
+    print(warned)
+    asked = r"from frame (\d+) the charges ask for up to (\d+) steps per frame "
+    found = re.search(asked + r".*Max Substeps allows 2:", warned)
+    assert found and int(found[1]) == 2 and int(found[2]) > 2, warned
+    assert f"Raise Max Substeps to {found[2]}" in warned, warned
+    obj.cmsc.max_substeps = int(found[2])
+    reports = Reports()
+    _, job = bake(bpy.context, obj, reports)
+    print(f"Max Substeps {found[2]}: steps {job.steps}")
+    assert job.frames_done == 4 and max(job.steps) > 2, job.steps
+    assert "the charges ask" not in reports.text("WARNING"), reports.text("WARNING")
+    obj.cmsc.adaptive_substeps, obj.cmsc.substeps = False, 2
+    reports = Reports()
+    _, job = bake(bpy.context, obj, reports)
+    warned = reports.text("WARNING")
+    assert job.steps == [2, 2, 2], job.steps
+    fixed = re.search(r"from frame 2 the charges ask for up to (\d+) steps per frame .*Substeps takes 2:", warned)
+    assert fixed and int(fixed[1]) > 2, warned
+    assert f"Turn on Adaptive Substeps or raise Substeps to {fixed[1]}" in warned, warned
 
 
 def test_a_file_from_before_keeps_its_fixed_substeps(tmp_path):

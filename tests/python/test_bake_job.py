@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sim import CoulombMethod, Integrator, SimParams
-from sim.bake_job import BakeJob, run
+from sim.bake_job import BakeJob, charge_warning, run
 from sim.pc2 import read_pc2
 
 
@@ -81,6 +81,28 @@ def test_step_frame_by_frame_equals_the_bake(lib_path, tmp_path):
             step_frame(sim, j, j.frame_inputs(f))
             assert np.array_equal(to_local(sim.positions, j.world_to_local[f, 0]).astype(np.float32), samples[f + 1])
     assert to_local(np.array([[1e39, 0, 0]]), np.eye(4)) is None
+
+
+def test_a_bake_whose_charges_ask_for_more_steps_than_it_takes_is_told_so(lib_path, tmp_path):
+    """The tetrahedron at 10 µC per vertex and fixed 3 substeps of 1/72 s. Vertex 0 sees its
+    three neighbours 0.1 m off: the charge bound's stiffness is K = 2 k_c q (2.5 · 3 q / r³) on
+    10 g, and each substep asks for ⌈h √(K/m)⌉ steps: 3 × 17 = 51 per frame from the first. The
+    warning says so, and a charge past what 1,000 steps per frame resolve is told to be lowered."""
+    k_c, q, m, h = SimParams().coulomb_constant, 1e-5, 0.01, 1 / 72
+    per_substep = int(np.ceil(h * np.sqrt(2 * k_c * q * (2.5 * 3 * q / 0.1**3) / m)))
+    assert per_substep == 17
+    j = job(lib_path, tmp_path / "q.pc2", frames=1, group_charge=q)
+    assert run(j) == 2 and j.steps == [3]
+    text = charge_warning(j)
+    assert text.startswith(f"from frame 2 the charges ask for up to {3 * per_substep} steps per frame"), text
+    assert text.endswith(f"Turn on Adaptive Substeps or raise Substeps to {3 * per_substep}"), text
+    calm = job(lib_path, tmp_path / "calm.pc2", frames=1)
+    assert run(calm) == 2 and calm.charge_shortfall is None and charge_warning(calm) == ""
+    strong = job(lib_path, tmp_path / "strong.pc2", frames=1, group_charge=30 * q)
+    run(strong)
+    assert strong.charge_shortfall[0] > 1000, strong.charge_shortfall
+    lower = "Lower the charges or raise the Mass: more than 1000 steps per frame cannot be set"
+    assert charge_warning(strong).endswith(lower), charge_warning(strong)
 
 
 def test_run_never_overwrites_an_existing_file(lib_path, tmp_path):

@@ -1,8 +1,9 @@
 """The add-on's Python mirrors of the C ABI equal include/cmsc.h (issue 26): status codes and
-their exceptions, the CmscCoulomb, CmscIntegrator and CmscFrictionLaw values, CmscParams's and CmscEnergies's
-fields (names, order, C types), every declared function's argument count and return type, and
-the limits and AUTO thresholds the header exports (the copies in `sim/params.py`, and the
-bounds and tooltip of `ui/properties.py`, read as source without Blender)."""
+their exceptions, the CmscCoulomb, CmscIntegrator and CmscFrictionLaw values, CmscParams's,
+CmscEnergies's and CmscAskedSteps's fields (names, order, C types), every declared function's
+argument count and return type, and the limits and AUTO thresholds the header exports (the
+copies in `sim/params.py`, and the bounds and tooltip of `ui/properties.py`, read as source
+without Blender)."""
 
 import ast
 import ctypes
@@ -93,7 +94,12 @@ def test_enum_values(header, c_name, python_enum):
 
 
 @pytest.mark.parametrize(
-    ("c_name", "mirror"), [("CmscParams", _native.CmscParams), ("CmscEnergies", _native.CmscEnergies)]
+    ("c_name", "mirror"),
+    [
+        ("CmscParams", _native.CmscParams),
+        ("CmscEnergies", _native.CmscEnergies),
+        ("CmscAskedSteps", _native.CmscAskedSteps),
+    ],
 )
 def test_struct_fields_names_order_and_types(header, c_name, mirror):
     def python_field(name, t):
@@ -133,6 +139,8 @@ def test_limits_equal_the_headers(header):
 
 def test_advance_limit_equals_the_headers(header):
     assert params.MAX_ADVANCE_STEPS == defines(header)["CMSC_MAX_ADVANCE_STEPS"]
+    # a frame's steps go to the library in one call per substep: Max Substeps never passes it
+    assert params.MAX_SUBSTEPS <= params.MAX_ADVANCE_STEPS
 
 
 def _properties():
