@@ -523,6 +523,12 @@ def charge_warning(job):
     )
 
 
+def step_warnings(job):
+    """The warnings of a bake that took fewer steps than its charges or its contacts asked for
+    (`charge_warning`, `contact_warning`), those that apply."""
+    return [text for text in (charge_warning(job), contact_warning(job)) if text]
+
+
 def _write(job, writers, positions, world_to_local):
     """One sample of every part into its cache, in its object's space; False (nothing written)
     when some coordinate is beyond what a float32 cache can hold."""

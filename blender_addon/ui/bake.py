@@ -8,7 +8,7 @@ import secrets
 import threading
 
 from ..sim import methods
-from ..sim.bake_job import Outcome, charge_warning, contact_warning, run, steps_line
+from ..sim.bake_job import Outcome, run, step_warnings, steps_line
 from . import activity, bridge, cache, inputs, preferences, preview, watch
 
 
@@ -66,10 +66,9 @@ def report_warnings(job, report):
 
 def report_steps(job, report):
     """Reports (and prints) that a bake took fewer steps than its charges or its contacts asked
-    for (`charge_warning`, `contact_warning`), if it did."""
-    for text in (charge_warning(job), contact_warning(job)):
-        if text:
-            _warn(report, text)
+    for (`step_warnings`; the Bake panel keeps them, `Object.cmsc.baked_warnings`), if it did."""
+    for text in step_warnings(job):
+        _warn(report, text)
 
 
 def _warn(report, text):

@@ -19,7 +19,7 @@ import bpy
 import numpy as np
 
 from ..sim import cache_files, methods
-from ..sim.bake_job import steps_line
+from ..sim.bake_job import step_warnings, steps_line
 from ..sim.cache_files import CacheFileError
 from ..sim.pc2 import read_pc2
 from . import activity, bridge, simulated
@@ -331,6 +331,7 @@ def free_bake(obj):
     obj.cmsc.cache_outdated = False
     obj.cmsc.baked_coulomb_method = ""
     obj.cmsc.baked_steps = ""
+    obj.cmsc.baked_warnings = ""
     return note
 
 
@@ -404,7 +405,7 @@ def finish(obj, job, part=0, together=""):
     the topology, which keep working on the baked mesh), recorded with the file it plays, or one
     shape key per frame keyed 0/1/0 with linear interpolation (shape keys; the scratch file is
     removed). The bake then matches the settings (not outdated) and remembers the Coulomb
-    method that ran."""
+    method that ran, the steps it took and what it warned of."""
     path = job.cache_paths[part]
     if obj.cmsc.cache_format == "SHAPE_KEYS":
         if job.frames_done:
@@ -432,5 +433,6 @@ def finish(obj, job, part=0, together=""):
         return
     obj.cmsc.cache_outdated = False
     obj.cmsc.baked_steps = steps_line(job.steps)
+    obj.cmsc.baked_warnings = "\n".join(step_warnings(job))
     if job.coulomb_method is not None:
         obj.cmsc.baked_coulomb_method = methods.describe(job.params.coulomb, job.coulomb_method)

@@ -202,6 +202,9 @@ class CMSC_PT_bake(_Sub, bpy.types.Panel):
             box.label(text=f"Steps: {steps_line(list(job.steps))}", icon="TIME")
         elif baked and s.baked_steps:
             box.label(text=f"Steps: {s.baked_steps}", icon="TIME")
+        if job is None and baked:
+            for warning in filter(None, s.baked_warnings.split("\n")):
+                wrapped_label(box, f"Bake warning: {warning}", icon="ERROR")
         together = inputs.simulated_objects(context.scene, obj)[1:] if s.enabled else []
         if together:
             timing = inputs.joint_timing([obj] + together)

@@ -359,6 +359,14 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         description="How many time steps per frame the bake took (empty without a bake)",
         default="",
     )
+    baked_warnings: StringProperty(
+        name="Baked Warnings",
+        description=(
+            "What the bake warned of, one warning per line: fewer steps than its charges or its contacts asked "
+            "for (empty without a bake or a warning)"
+        ),
+        default="",
+    )
     self_collision: BoolProperty(
         name="Self Collision",
         description=(

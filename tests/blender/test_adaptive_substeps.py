@@ -7,7 +7,7 @@ import re
 import bpy
 import numpy as np
 
-from scenes import Reports, addon_module, charged_sphere, draw, key_charge, read_pc2
+from scenes import Reports, addon_module, charged_sphere, draw, key_charge, read_pc2, saved_scene
 
 #: µC per vertex: strong enough that a frame at 24 fps needs several steps on the 0.5 m sphere
 #: of 162 vertices and 0.05 kg (nearest charges ~0.14 m apart), and weak enough to need one.
@@ -82,14 +82,16 @@ def test_the_report_and_the_panel_say_how_many_steps_the_bake_took(scene):
     assert obj.cmsc.baked_steps == "" and "Steps: " not in panel_text()
 
 
-def test_a_bake_capped_below_what_its_charges_ask_is_told_how_far_to_raise_max_substeps(scene):
+def test_a_bake_capped_below_what_its_charges_ask_is_told_how_far_to_raise_max_substeps(tmp_path):
     """The sphere at twice the strong charge: its charges ask for more than 2 steps per frame.
     Capped by Max Substeps 2, the bake takes 2 a frame and the warning says from which frame the
-    charges asked for how many, and to raise Max Substeps to them; raised so, the bake takes more
-    than 2 a frame and says nothing. At fixed Substeps 2 it is told to turn on Adaptive Substeps
-    or raise Substeps. Before, a capped bake said "FINISHED" and nothing else."""
-    sc, tmp = scene
-    obj = charged_sphere(tmp, frames=4, charge=2 * STRONG)
+    charges asked for how many, and to raise Max Substeps to them; the Bake panel keeps it.
+    Raised so, the bake takes more than 2 a frame and says nothing. At fixed Substeps 2 it is
+    told to turn on Adaptive Substeps or raise Substeps, which the panel still shows after the
+    file is saved and opened again, until Free Bake. Before, a capped bake said "FINISHED" and
+    nothing else."""
+    _, blend = saved_scene(tmp_path, "capped.blend")
+    obj = charged_sphere(tmp_path, frames=4, charge=2 * STRONG)
     bake = addon_module("ui.bake").bake
     _adaptive(obj, least=1, most=2)
     reports = Reports()
@@ -101,12 +103,16 @@ def test_a_bake_capped_below_what_its_charges_ask_is_told_how_far_to_raise_max_s
     found = re.search(asked + r".*Max Substeps allows 2:", warned)
     assert found and int(found[1]) == 2 and int(found[2]) > 2, warned
     assert f"Raise Max Substeps to {found[2]}" in warned, warned
+    kept = obj.cmsc.baked_warnings
+    assert kept.startswith(found[0]) and kept.endswith(f"Raise Max Substeps to {found[2]}"), kept
+    assert f"Bake warning: {obj.cmsc.baked_warnings}" in panel_text()
     obj.cmsc.max_substeps = int(found[2])
     reports = Reports()
     _, job = bake(bpy.context, obj, reports)
     print(f"Max Substeps {found[2]}: steps {job.steps}")
     assert job.frames_done == 4 and max(job.steps) > 2, job.steps
     assert "the charges ask" not in reports.text("WARNING"), reports.text("WARNING")
+    assert obj.cmsc.baked_warnings == "" and "Bake warning" not in panel_text()
     obj.cmsc.adaptive_substeps, obj.cmsc.substeps = False, 2
     reports = Reports()
     _, job = bake(bpy.context, obj, reports)
@@ -115,6 +121,14 @@ def test_a_bake_capped_below_what_its_charges_ask_is_told_how_far_to_raise_max_s
     fixed = re.search(r"from frame 2 the charges ask for up to (\d+) steps per frame .*Substeps takes 2:", warned)
     assert fixed and int(fixed[1]) > 2, warned
     assert f"Turn on Adaptive Substeps or raise Substeps to {fixed[1]}" in warned, warned
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
+    assert bpy.ops.wm.open_mainfile(filepath=str(blend)) == {"FINISHED"}
+    obj = bpy.data.objects["ball"]
+    bpy.context.view_layer.objects.active = obj
+    assert obj.cmsc.baked_warnings.startswith(fixed[0]), obj.cmsc.baked_warnings
+    assert f"Bake warning: {obj.cmsc.baked_warnings}" in panel_text()
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert obj.cmsc.baked_warnings == "" and "Bake warning" not in panel_text()
 
 
 def test_a_file_from_before_keeps_its_fixed_substeps(tmp_path):
