@@ -220,7 +220,8 @@ typedef struct {
 // layers through each other), `motion` that the steps are less accurate, `contact` that a mesh
 // pressed onto a curved obstacle can gain energy (cmsc_contact_steps).
 typedef struct {
-  // What the charge bound asks for.
+  // What the charge bound asks for (the charges' stiffness; with CMSC_INTEGRATOR_VERLET, the
+  // springs' too).
   uint32_t charge;
   // What the motion bound asks for.
   uint32_t motion;
@@ -482,8 +483,9 @@ CmscStatus cmsc_last_iterations(const CmscSim *sim,
 
 // Writes to `out` the steps each bound of the last cmsc_advance call on this simulation asked
 // for at the call's start (CmscAskedSteps), before its max_steps capped them: a caller can tell
-// that the cap bound, and which bound it held back. All 0 after a cmsc_step call and before any
-// call.
+// that the cap bound, and which bound it held back. A call that failed with CMSC_DIVERGED
+// records them too (what it asked before its retries); one refused as CMSC_INVALID_ARGUMENT
+// leaves the values of the call before. All 0 after a cmsc_step call and before any call.
 //
 // # Safety
 // `sim` must be NULL or a live handle; `out` NULL or writable.
@@ -501,6 +503,17 @@ CmscStatus cmsc_last_asked_steps(const CmscSim *sim,
 CmscStatus cmsc_asked_steps(const CmscSim *sim,
                             double seconds,
                             CmscAskedSteps *out);
+
+// Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the charge bound
+// of cmsc_advance asks for (CmscAskedSteps.charge of cmsc_asked_steps), without the contact
+// bound's look at every vertex: cheap enough for a caller of fixed steps to ask before each
+// step. Changes nothing; `steps` is written only on success.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `steps` NULL or writable.
+CmscStatus cmsc_charge_steps(const CmscSim *sim,
+                             double seconds,
+                             uint32_t *steps);
 
 // Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the contact
 // bound of cmsc_advance asks for, from the state and obstacles as they are: ceil(seconds / h)

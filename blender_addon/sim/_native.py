@@ -139,6 +139,7 @@ SIGNATURES = {
     "cmsc_advance": (_status, [_sim, ctypes.c_double, ctypes.c_uint32, ctypes.c_uint32, _u32ptr]),
     "cmsc_last_asked_steps": (_status, [_sim, ctypes.POINTER(CmscAskedSteps)]),
     "cmsc_asked_steps": (_status, [_sim, ctypes.c_double, ctypes.POINTER(CmscAskedSteps)]),
+    "cmsc_charge_steps": (_status, [_sim, ctypes.c_double, _u32ptr]),
     "cmsc_contact_steps": (_status, [_sim, ctypes.c_double, _u32ptr]),
     "cmsc_contact_steps_per_vertex": (_status, [_sim, ctypes.c_double, _u32ptr, _size]),
     "cmsc_set_iteration_tolerance": (_status, [_sim, ctypes.c_double]),

@@ -355,8 +355,8 @@ class FrameSteps(NamedTuple):
     """What `step_frame` took and what the charges asked for."""
 
     taken: int  # steps over the frame
-    #: the most steps per frame the charge bound asked for: the most any substep's asked, times
-    #: the substeps (with fixed steps, at the first substep); 0 where it was not asked
+    #: the most steps per frame the charge bound asked for: the most any substep asked for,
+    #: times the substeps; 0 where it was not asked
     charge: int
 
 
@@ -364,9 +364,8 @@ def step_frame(sim, setup, frame, ask=True):
     """Advances `sim` (made from `setup`: its charge groups and pins) by one frame of
     `FrameInputs` `frame`: one step per substep, or with adaptive substeps
     (`Setup.max_steps_per_frame`) as many as the library chooses for each. Returns
-    `FrameSteps`; with fixed steps the charge bound is asked only where `ask` (it costs a look
-    at every vertex's contacts, which the live preview does without). Raises CmscError
-    (DivergedError) from the step."""
+    `FrameSteps`; with fixed steps the charge bound is asked only where `ask` (the live
+    preview does without). Raises CmscError (DivergedError) from the step."""
     substeps = frame.group_charge.shape[0]
     most = setup.max_steps_per_frame // substeps if setup.max_steps_per_frame else 0
     taken = asked = 0
@@ -384,8 +383,8 @@ def step_frame(sim, setup, frame, ask=True):
             taken += sim.advance(setup.params.time_step, 1, most)
             asked = max(asked, sim.last_asked_steps().charge)
         else:
-            if ask and k == 0:
-                asked = sim.asked_steps(setup.params.time_step).charge
+            if ask:
+                asked = max(asked, sim.charge_steps(setup.params.time_step))
             sim.step(1)
             taken += 1
     return FrameSteps(taken, asked * substeps)
@@ -481,6 +480,21 @@ def _listed(names):
     return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
 
 
+def _too_few_steps(job, asked):
+    """For a warning that frames asked for `asked` steps, more than the bake takes: what the
+    settings allow, what to raise, and the setting's value that would give the steps."""
+    s = job.substeps
+    if not job.max_steps_per_frame:
+        return f"Substeps takes {s}", f"Turn on Adaptive Substeps or raise Substeps to {asked}", asked
+    # Adaptive Substeps: each substep takes up to Max Substeps // Substeps steps (more than one)
+    enough = max(2 * s, s * -(-asked // s))
+    allows = f"Max Substeps allows {job.most_steps}"
+    if job.most_steps != job.max_steps_per_frame:
+        each = f"{s} substeps × {job.most_steps // s}"
+        allows = f"Max Substeps {job.max_steps_per_frame} allows {job.most_steps} ({each})"
+    return allows, f"Raise Max Substeps to {enough}", enough
+
+
 def contact_warning(job):
     """What the artist reads when a bake took fewer steps than its contacts asked for
     (`BakeJob.contact_shortfall`), or ""."""
@@ -488,12 +502,7 @@ def contact_warning(job):
         return ""
     most, first, parts = job.contact_shortfall
     who = _listed([_part_name(job, k) for k in parts]) if parts else "a mesh"
-    if job.adaptive:
-        # each substep takes up to Max Substeps // Substeps steps
-        enough = job.substeps * -(-most // job.substeps)
-        limit, remedy = f"Max Substeps allows {job.most_steps}", f"Raise Max Substeps to {enough}"
-    else:
-        limit, remedy = f"Substeps takes {job.substeps}", f"Turn on Adaptive Substeps or raise Substeps to {most}"
+    limit, remedy, _ = _too_few_steps(job, most)
     return (
         f"from frame {first} {who} touched a curved collider, where the contacts ask for up to {most} steps per "
         f"frame (more for stiffer springs, more Spring Damping and tighter curves) and {limit}: contacts at longer "
@@ -507,13 +516,7 @@ def charge_warning(job):
     if job.charge_shortfall is None:
         return ""
     most, first = job.charge_shortfall
-    if job.adaptive:
-        # each substep takes up to Max Substeps // Substeps steps
-        enough = job.substeps * -(-most // job.substeps)
-        limit, remedy = f"Max Substeps allows {job.most_steps}", f"Raise Max Substeps to {enough}"
-    else:
-        enough = most
-        limit, remedy = f"Substeps takes {job.substeps}", f"Turn on Adaptive Substeps or raise Substeps to {most}"
+    limit, remedy, enough = _too_few_steps(job, most)
     if enough > MAX_SUBSTEPS:
         remedy = f"Lower the charges or raise the Mass: more than {MAX_SUBSTEPS} steps per frame cannot be set"
     return (
@@ -567,9 +570,12 @@ def _frames(job, sim, writers, on_frame):
             _check_charge_steps(job, asked, frame)
             positions = sim.positions
         except DivergedError as e:
-            # what the charges asked of the frame that failed (from its start: the state kept)
-            asked = sim.last_asked_steps() if job.adaptive else sim.asked_steps(job.params.time_step)
-            _check_charge_steps(job, asked.charge * job.substeps, frame)
+            # what the charges asked of the frame that failed: of its call that diverged, or with
+            # fixed steps at the last good step, where the state is kept
+            with contextlib.suppress(CmscError):
+                h = job.params.time_step
+                asked = sim.last_asked_steps().charge if job.adaptive else sim.charge_steps(h)
+                _check_charge_steps(job, asked * job.substeps, frame)
             job.stop(Outcome.DIVERGED, f"diverged at frame {frame}: {e}. {DIVERGED_HINT}")
             break
         except CmscError as e:

@@ -195,7 +195,8 @@ pub struct CallCounts {
 /// contact bound's that a mesh pressed onto a curved obstacle can gain energy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AskedSteps {
-    /// What the charge bound asks for: the Coulomb and external-charge stiffness.
+    /// What the charge bound asks for: the Coulomb and external-charge stiffness (with
+    /// [`Integrator::Verlet`], the explicit springs' too).
     pub charge: u32,
     /// What the motion bound asks for.
     pub motion: u32,
@@ -614,6 +615,17 @@ impl System {
     pub fn asked_steps(&self, seconds: Real) -> Result<AskedSteps> {
         check_seconds(seconds)?;
         Ok(Limits::of(self, &Ramp::new(self), seconds).asked(seconds))
+    }
+
+    /// The equal steps over the next `seconds` that the charge bound of [`System::advance`]
+    /// asks for ([`AskedSteps::charge`] of [`System::asked_steps`]), without the contacts' look
+    /// at every vertex: cheap enough for a caller of fixed steps to ask before each step.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
+    pub fn charge_steps(&self, seconds: Real) -> Result<u32> {
+        check_seconds(seconds)?;
+        Ok(steps_for(seconds, Ramp::new(self).charge_bound(self, self.step_bounds.charge)))
     }
 
     /// The equal steps over the next `seconds` that the contact bound asks for

@@ -425,14 +425,19 @@ fn asked_steps_name_what_the_charge_bound_asks_and_survive_the_cap() {
     let positions = [Vec3::zeros(), Vec3::new(0.1, 0.0, 0.0)];
     let params = SimParams { coulomb: FieldMethod::Direct, gravity: Vec3::zeros(), ..SimParams::default() };
     let k_c = params.coulomb_constant;
-    let mut sys = System::new(&positions, &[0.01, 0.01], &[[0, 1]], &[100.0], params).unwrap();
+    let pair = || System::new(&positions, &[0.01, 0.01], &[[0, 1]], &[100.0], params.clone()).unwrap();
+    let mut sys = pair();
     let q = 1e-5;
     sys.set_charges(&[q, q]).unwrap();
-    let stiffness = 2.0 * k_c * q * (2.5 * q / 0.1_f64.powi(3));
-    let expected = (FRAME * (stiffness / 0.01).sqrt() / StepBounds::default().charge).ceil() as u32;
+    let asks = |q: f64| {
+        let stiffness = 2.0 * k_c * q * (2.5 * q / 0.1_f64.powi(3));
+        (FRAME * (stiffness / 0.01).sqrt() / StepBounds::default().charge).ceil() as u32
+    };
+    let expected = asks(q);
     assert_eq!(expected, 28);
     let asked = sys.asked_steps(FRAME).unwrap();
     assert_eq!(asked, AskedSteps { charge: expected, motion: 1, contact: 1 });
+    assert_eq!(sys.charge_steps(FRAME).unwrap(), expected);
     assert_eq!(asked.most(), expected);
     // capped at 8, the call records what was asked; uncapped it takes at least as many
     assert_eq!(sys.advance(FRAME, 1, 8).unwrap(), 8);
@@ -449,4 +454,11 @@ fn asked_steps_name_what_the_charge_bound_asks_and_survive_the_cap() {
     sys.step_n(2).unwrap();
     assert_eq!(sys.last_call_counts().asked, AskedSteps::default());
     assert!(sys.asked_steps(0.0).is_err() && sys.asked_steps(f64::INFINITY).is_err());
+    assert!(sys.charge_steps(-1.0).is_err() && sys.charge_steps(f64::NAN).is_err());
+    // a call that diverges at its cap records what was asked too: at 100 µC one step of a frame
+    // throws the pair apart
+    let mut thrown = pair();
+    thrown.set_charges(&[10.0 * q, 10.0 * q]).unwrap();
+    assert!(matches!(thrown.advance(FRAME, 1, 1), Err(Error::Diverged { .. })));
+    assert_eq!(thrown.last_call_counts().asked.charge, asks(10.0 * q));
 }

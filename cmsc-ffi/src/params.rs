@@ -73,7 +73,8 @@ impl From<Energies> for CmscEnergies {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CmscAskedSteps {
-    /// What the charge bound asks for.
+    /// What the charge bound asks for (the charges' stiffness; with CMSC_INTEGRATOR_VERLET, the
+    /// springs' too).
     pub charge: u32,
     /// What the motion bound asks for.
     pub motion: u32,

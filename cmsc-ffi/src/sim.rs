@@ -126,8 +126,9 @@ pub unsafe extern "C" fn cmsc_last_iterations(sim: *const CmscSim, total: *mut u
 
 /// Writes to `out` the steps each bound of the last cmsc_advance call on this simulation asked
 /// for at the call's start (CmscAskedSteps), before its max_steps capped them: a caller can tell
-/// that the cap bound, and which bound it held back. All 0 after a cmsc_step call and before any
-/// call.
+/// that the cap bound, and which bound it held back. A call that failed with CMSC_DIVERGED
+/// records them too (what it asked before its retries); one refused as CMSC_INVALID_ARGUMENT
+/// leaves the values of the call before. All 0 after a cmsc_step call and before any call.
 ///
 /// # Safety
 /// `sim` must be NULL or a live handle; `out` NULL or writable.
@@ -159,6 +160,23 @@ pub unsafe extern "C" fn cmsc_asked_steps(
         // SAFETY: forwarded from the caller.
         let (sim, out) = unsafe { (sim_ref(sim)?, output(out, 1, "out")?) };
         out[0] = sim.sys.asked_steps(seconds)?.into();
+        Ok(())
+    })
+}
+
+/// Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the charge bound
+/// of cmsc_advance asks for (CmscAskedSteps.charge of cmsc_asked_steps), without the contact
+/// bound's look at every vertex: cheap enough for a caller of fixed steps to ask before each
+/// step. Changes nothing; `steps` is written only on success.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `steps` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_charge_steps(sim: *const CmscSim, seconds: f64, steps: *mut u32) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let (sim, out) = unsafe { (sim_ref(sim)?, output(steps, 1, "steps")?) };
+        out[0] = sim.sys.charge_steps(seconds)?;
         Ok(())
     })
 }

@@ -240,6 +240,10 @@ fn asked_steps_say_what_the_bounds_asked_where_max_steps_capped_them() {
     let (status, before) = asked_steps(sim, FRAME);
     assert_eq!(status, CMSC_OK, "{}", last_error());
     assert!(before.charge > 4 && before.contact == 1, "{before:?}");
+    let mut charge = u32::MAX;
+    // SAFETY: a live handle, `charge` writable.
+    assert_eq!(unsafe { cmsc_charge_steps(sim, FRAME, &mut charge) }, CMSC_OK);
+    assert_eq!(charge, before.charge, "cmsc_charge_steps is cmsc_asked_steps' charge");
     assert_eq!(advance(sim, FRAME, 1, 2), (CMSC_OK, 2));
     assert_eq!(last_asked(sim), before, "the capped call records what its bounds asked");
     let (_, now) = asked_steps(sim, FRAME);
@@ -265,6 +269,11 @@ fn asked_steps_say_what_the_bounds_asked_where_max_steps_capped_them() {
         assert!(last_error().contains("out"), "{}", last_error());
         assert_eq!(cmsc_last_asked_steps(ptr::null(), &mut out), CMSC_INVALID_ARGUMENT);
         assert_eq!(cmsc_last_asked_steps(sim, ptr::null_mut()), CMSC_INVALID_ARGUMENT);
+        let mut charge = u32::MAX;
+        assert_eq!(cmsc_charge_steps(ptr::null(), FRAME, &mut charge), CMSC_INVALID_ARGUMENT);
+        assert_eq!(cmsc_charge_steps(sim, FRAME, ptr::null_mut()), CMSC_INVALID_ARGUMENT);
+        assert_eq!(cmsc_charge_steps(sim, f64::NAN, &mut charge), CMSC_INVALID_ARGUMENT);
+        assert_eq!(charge, u32::MAX, "written only on success");
     }
     assert_eq!(positions(sim, N), x);
     // SAFETY: a handle from cmsc_create, destroyed once.

@@ -207,7 +207,7 @@ enum Op {
     GetVelocities(Len, Ptr),
     CoulombForces(Len, Ptr),
     /// `cmsc_contact_steps_per_vertex` over a duration (s), checked against `cmsc_contact_steps`
-    /// and `cmsc_asked_steps`.
+    /// and `cmsc_asked_steps`, `cmsc_charge_steps`.
     ContactSteps(Len, Ptr, F),
     Energies(bool),
     NullHandle(u8, u32),
@@ -709,6 +709,10 @@ fuzz_target!(|input: Input| {
                     assert_eq!(s, CmscStatus::CMSC_OK, "asked_steps after contact_steps: {}", last_error());
                     assert_eq!(asked.contact, most, "cmsc_asked_steps' contact is cmsc_contact_steps'");
                     assert!(asked.charge >= 1 && asked.motion >= 1, "a bound asked for no step: {asked:?}");
+                    let mut charge = 0;
+                    let s = unsafe { cmsc::cmsc_charge_steps(sim, seconds, &mut charge) };
+                    assert_eq!(s, CmscStatus::CMSC_OK, "charge_steps after asked_steps: {}", last_error());
+                    assert_eq!(charge, asked.charge, "cmsc_charge_steps is cmsc_asked_steps' charge");
                 } else {
                     assert!(out.v.iter().all(|&e| e == u32::MAX), "written on failure");
                 }

@@ -105,6 +105,33 @@ def test_a_bake_whose_charges_ask_for_more_steps_than_it_takes_is_told_so(lib_pa
     assert charge_warning(strong).endswith(lower), charge_warning(strong)
 
 
+def test_a_charge_that_rises_within_a_frame_is_asked_at_every_substep(lib_path, tmp_path):
+    """Fixed steps: the tetrahedron at 0.1 µC for two substeps and 10 µC at the third. The first
+    two ask for one step each, the third for 17: the frame asked for 3 × 17 = 51 (before, only
+    the first substep was asked, and the bake said nothing)."""
+    j = job(lib_path, tmp_path / "rise.pc2", frames=1)
+    j.group_charge[0, 2] = 1e-5
+    run(j)
+    assert j.charge_shortfall == (51, 2), j.charge_shortfall
+
+
+def test_the_advice_follows_max_substeps_as_the_bake_reads_it(lib_path, tmp_path):
+    """Adaptive Substeps at 3 substeps: Max Substeps 10 gives each substep 3 steps (9 a frame),
+    Max Substeps 5 one (3 a frame, as fixed steps, but Adaptive Substeps is on). Both are told
+    what Max Substeps gives and to raise it to whole substeps' worth of what the charges asked
+    (never to turn on Adaptive Substeps, which is on)."""
+    for most, each in ((10, "9 (3 substeps × 3)"), (5, "3 (3 substeps × 1)")):
+        allows = f"Max Substeps {most} allows {each}"
+        j = job(lib_path, tmp_path / f"most{most}.pc2", frames=1, group_charge=1e-5)
+        j.max_steps_per_frame = most
+        run(j)
+        asked, first = j.charge_shortfall
+        assert first == 2 and asked % 3 == 0 and asked > 9, j.charge_shortfall
+        text = charge_warning(j)
+        assert f"and {allows}:" in text and text.endswith(f"Raise Max Substeps to {asked}"), text
+        assert "Turn on" not in text, text
+
+
 def test_run_never_overwrites_an_existing_file(lib_path, tmp_path):
     (tmp_path / "e.pc2").write_bytes(b"someone else's")
     j = job(lib_path, tmp_path / "e.pc2")
