@@ -515,6 +515,19 @@ CmscStatus cmsc_charge_steps(const CmscSim *sim,
                              double seconds,
                              uint32_t *steps);
 
+// Writes to `steps` (n values, n = the vertex count) what cmsc_charge_steps gives, for each
+// vertex from its own charge: the equal steps over the next `seconds` (> 0, finite) that
+// vertex i asks for, 1 where it is pinned or nothing is stiff. The largest is
+// cmsc_charge_steps'; a caller simulating several objects together can tell which of them
+// asks. Changes nothing; `steps` is written only on success.
+//
+// # Safety
+// `sim` must be NULL or a live handle; `steps` NULL or writable for n values.
+CmscStatus cmsc_charge_steps_per_vertex(const CmscSim *sim,
+                                        double seconds,
+                                        uint32_t *steps,
+                                        size_t n);
+
 // Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the contact
 // bound of cmsc_advance asks for, from the state and obstacles as they are: ceil(seconds / h)
 // with h = 2.3 R / c_i least over the vertices that touch or are about to strike a sphere or a

@@ -115,12 +115,6 @@ class CmscEnergies(ctypes.Structure):
     _fields_ = [(name, ctypes.c_double) for name in ("kinetic", "spring", "coulomb", "external", "total")]
 
 
-class CmscAskedSteps(ctypes.Structure):
-    """Mirror of `CmscAskedSteps`."""
-
-    _fields_ = [(name, ctypes.c_uint32) for name in ("charge", "motion", "contact")]
-
-
 _sim = ctypes.c_void_p
 _dptr = ctypes.POINTER(ctypes.c_double)
 _uptr = ctypes.POINTER(ctypes.c_uint32)
@@ -137,9 +131,7 @@ SIGNATURES = {
     ),
     "cmsc_step": (_status, [_sim, ctypes.c_uint32]),
     "cmsc_advance": (_status, [_sim, ctypes.c_double, ctypes.c_uint32, ctypes.c_uint32, _u32ptr]),
-    "cmsc_last_asked_steps": (_status, [_sim, ctypes.POINTER(CmscAskedSteps)]),
-    "cmsc_asked_steps": (_status, [_sim, ctypes.c_double, ctypes.POINTER(CmscAskedSteps)]),
-    "cmsc_charge_steps": (_status, [_sim, ctypes.c_double, _u32ptr]),
+    "cmsc_charge_steps_per_vertex": (_status, [_sim, ctypes.c_double, _u32ptr, _size]),
     "cmsc_contact_steps": (_status, [_sim, ctypes.c_double, _u32ptr]),
     "cmsc_contact_steps_per_vertex": (_status, [_sim, ctypes.c_double, _u32ptr, _size]),
     "cmsc_set_iteration_tolerance": (_status, [_sim, ctypes.c_double]),

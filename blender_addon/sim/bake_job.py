@@ -298,8 +298,9 @@ class BakeJob(Setup):
     #: the bake may take (`Simulation.contact_steps_per_vertex`, `most_steps`) and the parts
     #: whose contacts asked, in the order they first did; None: none did
     contact_shortfall: tuple | None = None
-    #: the most steps per frame the charges asked for and the first frame that asked for more
-    #: than the bake may take (`FrameSteps.charge`, `most_steps`); None: none did
+    #: the most steps per frame the charges asked for, the first frame that asked for more than
+    #: the bake may take (`FrameSteps`, `most_steps`) and the parts whose charges asked, in the
+    #: order they first did; None: none did
     charge_shortfall: tuple | None = None
 
     def stop(self, outcome, text):
@@ -358,17 +359,28 @@ class FrameSteps(NamedTuple):
     #: the most steps per frame the charge bound asked for: the most any substep asked for,
     #: times the substeps; 0 where it was not asked
     charge: int
+    #: the parts (indices, in order) whose charges asked for more steps than a substep takes
+    over: tuple = ()
+
+
+def _charge_asks(sim, setup, seconds, cap):
+    """What the charges ask for over the next `seconds` (`Simulation.charge_steps_per_vertex`):
+    the most steps any vertex asks for, and the parts where one asks for more than `cap`."""
+    each = sim.charge_steps_per_vertex(seconds)
+    over = {k for k, (a, b) in enumerate(setup.parts) if each[a:b].max(initial=1) > cap}
+    return int(each.max(initial=1)), over
 
 
 def step_frame(sim, setup, frame, ask=True):
     """Advances `sim` (made from `setup`: its charge groups and pins) by one frame of
     `FrameInputs` `frame`: one step per substep, or with adaptive substeps
     (`Setup.max_steps_per_frame`) as many as the library chooses for each. Returns
-    `FrameSteps`; with fixed steps the charge bound is asked only where `ask` (the live
+    `FrameSteps`; the charge bound is asked before each substep only where `ask` (the live
     preview does without). Raises CmscError (DivergedError) from the step."""
     substeps = frame.group_charge.shape[0]
     most = setup.max_steps_per_frame // substeps if setup.max_steps_per_frame else 0
     taken = asked = 0
+    over = set()
     for k in range(substeps):
         a = (k + 1) / substeps
         sim.set_charges(frame.group_charge[k] @ setup.group_weights)
@@ -379,15 +391,16 @@ def step_frame(sim, setup, frame, ask=True):
             sim.set_pin_targets((1 - a) * frame.pin_world[0] + a * frame.pin_world[1])
         if frame.colliders is not None and frame.colliders.shape[1]:
             sim.move_mesh_colliders((1 - a) * frame.colliders[0] + a * frame.colliders[1])
+        h = setup.params.time_step
+        if ask:  # what `advance` asks of this substep (the same state and inputs)
+            now, more = _charge_asks(sim, setup, h, max(most, 1))
+            asked, over = max(asked, now), over | more
         if most > 1:
-            taken += sim.advance(setup.params.time_step, 1, most)
-            asked = max(asked, sim.last_asked_steps().charge)
+            taken += sim.advance(h, 1, most)
         else:
-            if ask:
-                asked = max(asked, sim.charge_steps(setup.params.time_step))
             sim.step(1)
             taken += 1
-    return FrameSteps(taken, asked * substeps)
+    return FrameSteps(taken, asked * substeps, tuple(sorted(over)))
 
 
 def steps_line(steps):
@@ -463,12 +476,14 @@ def _check_contact_steps(job, sim, frame):
         job.contact_shortfall = (max(most, needed), first, parts + more)
 
 
-def _check_charge_steps(job, asked, frame):
+def _check_charge_steps(job, steps, frame):
     """Records in `job.charge_shortfall` the steps per frame the charges asked for over the frame
-    that ended at `frame` where they are more than the frame may take (`most_steps`)."""
-    if asked > job.most_steps:
-        most, first = job.charge_shortfall or (0, frame)
-        job.charge_shortfall = (max(most, asked), first)
+    that ended at `frame` (`FrameSteps`) where they are more than the frame may take
+    (`most_steps`), and the parts whose charges asked."""
+    if steps.charge > job.most_steps:
+        most, first, parts = job.charge_shortfall or (0, frame, ())
+        more = tuple(k for k in steps.over if k not in parts)
+        job.charge_shortfall = (max(most, steps.charge), first, parts + more)
 
 
 def _part_name(job, k):
@@ -515,12 +530,13 @@ def charge_warning(job):
     (`BakeJob.charge_shortfall`), or ""."""
     if job.charge_shortfall is None:
         return ""
-    most, first = job.charge_shortfall
+    most, first, parts = job.charge_shortfall
+    who = f"the charges of {_listed([_part_name(job, k) for k in parts])}" if parts else "the charges"
     limit, remedy, enough = _too_few_steps(job, most)
     if enough > MAX_SUBSTEPS:
         remedy = f"Lower the charges or raise the Mass: more than {MAX_SUBSTEPS} steps per frame cannot be set"
     return (
-        f"from frame {first} the charges ask for up to {most} steps per frame (more for stronger charges closer "
+        f"from frame {first} {who} ask for up to {most} steps per frame (more for stronger charges closer "
         f"together on lighter vertices) and {limit}: at longer steps the forces between close charges are not "
         f"resolved, and the mesh can jitter, gain energy or pass through itself. {remedy}"
     )
@@ -565,17 +581,16 @@ def _frames(job, sim, writers, on_frame):
         frame = job.start_frame + f + 1
         try:
             _check_contact_steps(job, sim, frame)
-            taken, asked = step_frame(sim, job, job.frame_inputs(f))
-            job.steps.append(taken)
-            _check_charge_steps(job, asked, frame)
+            steps = step_frame(sim, job, job.frame_inputs(f))
+            job.steps.append(steps.taken)
+            _check_charge_steps(job, steps, frame)
             positions = sim.positions
         except DivergedError as e:
-            # what the charges asked of the frame that failed: of its call that diverged, or with
-            # fixed steps at the last good step, where the state is kept
+            # what the charges asked where the frame failed: at the start of the substep that
+            # diverged (where `advance` keeps the state), or at the last good fixed step
             with contextlib.suppress(CmscError):
-                h = job.params.time_step
-                asked = sim.last_asked_steps().charge if job.adaptive else sim.charge_steps(h)
-                _check_charge_steps(job, asked * job.substeps, frame)
+                asked, over = _charge_asks(sim, job, job.params.time_step, job.most_steps // job.substeps)
+                _check_charge_steps(job, FrameSteps(0, asked * job.substeps, tuple(sorted(over))), frame)
             job.stop(Outcome.DIVERGED, f"diverged at frame {frame}: {e}. {DIVERGED_HINT}")
             break
         except CmscError as e:

@@ -1,23 +1,12 @@
 """`Simulation`: owns one native handle; numpy arrays in and out."""
 
 import ctypes
-from typing import NamedTuple
 
 import numpy as np
 
 from . import _native
 from .errors import CmscError, InvalidArgumentError
 from .params import CoulombMethod, SimParams
-
-
-class AskedSteps(NamedTuple):
-    """The equal steps over a duration each bound of `Simulation.advance` asks for (1 where it
-    does not bind): the charges' stiffness, the motion, and the contacts with curved colliders.
-    `advance` takes at least the largest, up to its `max_steps`."""
-
-    charge: int
-    motion: int
-    contact: int
 
 
 def _f64(array, shape, name):
@@ -110,27 +99,15 @@ class Simulation:
         self._call("cmsc_advance", float(seconds), int(min_steps), int(max_steps), ctypes.byref(taken))
         return taken.value
 
-    def last_asked_steps(self):
-        """What the bounds of the last `advance` asked for at its start, before its `max_steps`
-        capped them: `AskedSteps` (all 0 after `step`)."""
-        out = _native.CmscAskedSteps()
-        self._call("cmsc_last_asked_steps", ctypes.byref(out))
-        return AskedSteps(out.charge, out.motion, out.contact)
-
-    def asked_steps(self, seconds):
-        """What the bounds of `advance` ask for over the next `seconds`, from the state and the
-        inputs as they are (those set since the last step ramped from their values then):
-        `AskedSteps`, for a caller of fixed steps to compare its own with."""
-        out = _native.CmscAskedSteps()
-        self._call("cmsc_asked_steps", float(seconds), ctypes.byref(out))
-        return AskedSteps(out.charge, out.motion, out.contact)
-
-    def charge_steps(self, seconds):
-        """`asked_steps(seconds).charge` without the contacts' look at every vertex: cheap enough
-        to ask before each fixed step."""
-        steps = ctypes.c_uint32()
-        self._call("cmsc_charge_steps", float(seconds), ctypes.byref(steps))
-        return steps.value
+    def charge_steps_per_vertex(self, seconds):
+        """The equal steps over the next `seconds` that the charge bound of `advance` asks for at
+        each vertex, from the state and the inputs as they are (those set since the last step
+        ramped from their values then, as `advance` would): (n,) uint32, 1 where a vertex is
+        pinned or nothing is stiff. `advance` takes at least the largest, up to its
+        `max_steps`."""
+        out = np.empty(self.n_vertices, dtype=np.uint32)
+        self._call("cmsc_charge_steps_per_vertex", float(seconds), _ptr(out, ctypes.c_uint32), len(out))
+        return out
 
     def contact_steps(self, seconds):
         """The equal steps over the next `seconds` that the contact bound of `advance` asks for,

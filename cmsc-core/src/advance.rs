@@ -339,8 +339,15 @@ impl Ramp {
         sys.model.pins.targets.clone_from(&self.pins.1);
     }
 
-    /// The largest step the charges allow (s), module docs.
+    /// The largest step the charges allow (s), module docs: the least of
+    /// [`Ramp::charge_bounds`].
     fn charge_bound(&self, sys: &System, factor: Real) -> Real {
+        self.charge_bounds(sys, factor).into_iter().fold(Real::INFINITY, Real::min)
+    }
+
+    /// The largest step each vertex's charge allows (s), module docs; `∞` for pinned vertices
+    /// and where nothing is stiff.
+    fn charge_bounds(&self, sys: &System, factor: Real) -> Vec<Real> {
         let model = &sys.model;
         let x = &sys.state.x;
         let q = |i: usize| match &self.charge {
@@ -366,16 +373,20 @@ impl Ramp {
             None => model.external.charges.clone(),
         };
         let k_c = model.params.coulomb_constant;
-        let mut h: Real = Real::INFINITY;
-        for (i, &s) in near.iter().enumerate().filter(|&(i, _)| !model.pins.pinned[i]) {
+        let bound = |(i, &s): (usize, &Real)| {
+            if model.pins.pinned[i] {
+                return Real::INFINITY;
+            }
             let far: Real =
                 externals.iter().map(|e| e.charge.abs() / (x[i] - e.position).norm().max(eps).powi(3)).sum();
             let stiffness = 2.0 * k_c * q(i) * (NEIGHBOUR_SUM_FACTOR * s + far) + verlet * k_sum[i];
             if stiffness > 0.0 {
-                h = h.min(factor * (model.mass[i] / stiffness).sqrt());
+                factor * (model.mass[i] / stiffness).sqrt()
+            } else {
+                Real::INFINITY
             }
-        }
-        h
+        };
+        near.iter().enumerate().map(bound).collect()
     }
 
     /// The largest step the motion allows (s) over a call of `seconds`, module docs.
@@ -626,6 +637,18 @@ impl System {
     pub fn charge_steps(&self, seconds: Real) -> Result<u32> {
         check_seconds(seconds)?;
         Ok(steps_for(seconds, Ramp::new(self).charge_bound(self, self.step_bounds.charge)))
+    }
+
+    /// [`System::charge_steps`] for each vertex: the equal steps over the next `seconds` that
+    /// its own charge asks for (1 where it is pinned or nothing is stiff), so that a caller can
+    /// tell which part of a scene asks; the largest is [`System::charge_steps`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
+    pub fn charge_steps_per_vertex(&self, seconds: Real) -> Result<Vec<u32>> {
+        check_seconds(seconds)?;
+        let h = Ramp::new(self).charge_bounds(self, self.step_bounds.charge);
+        Ok(h.into_iter().map(|h| steps_for(seconds, h)).collect())
     }
 
     /// The equal steps over the next `seconds` that the contact bound asks for

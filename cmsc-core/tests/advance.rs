@@ -438,6 +438,7 @@ fn asked_steps_name_what_the_charge_bound_asks_and_survive_the_cap() {
     let asked = sys.asked_steps(FRAME).unwrap();
     assert_eq!(asked, AskedSteps { charge: expected, motion: 1, contact: 1 });
     assert_eq!(sys.charge_steps(FRAME).unwrap(), expected);
+    assert_eq!(sys.charge_steps_per_vertex(FRAME).unwrap(), [expected, expected]);
     assert_eq!(asked.most(), expected);
     // capped at 8, the call records what was asked; uncapped it takes at least as many
     assert_eq!(sys.advance(FRAME, 1, 8).unwrap(), 8);

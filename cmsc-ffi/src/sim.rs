@@ -181,6 +181,47 @@ pub unsafe extern "C" fn cmsc_charge_steps(sim: *const CmscSim, seconds: f64, st
     })
 }
 
+/// Writes to `steps` (n values, n = the vertex count) what cmsc_charge_steps gives, for each
+/// vertex from its own charge: the equal steps over the next `seconds` (> 0, finite) that
+/// vertex i asks for, 1 where it is pinned or nothing is stiff. The largest is
+/// cmsc_charge_steps'; a caller simulating several objects together can tell which of them
+/// asks. Changes nothing; `steps` is written only on success.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `steps` NULL or writable for n values.
+#[no_mangle]
+pub unsafe extern "C" fn cmsc_charge_steps_per_vertex(
+    sim: *const CmscSim,
+    seconds: f64,
+    steps: *mut u32,
+    n: usize,
+) -> CmscStatus {
+    // SAFETY: forwarded from the caller.
+    unsafe { write_per_vertex(sim, steps, n, |sys| sys.charge_steps_per_vertex(seconds)) }
+}
+
+/// Writes what `per_vertex` gives for the simulation's vertices to `steps` (n values: the vertex
+/// count, checked first), inside the panic boundary; nothing written on an error.
+///
+/// # Safety
+/// `sim` must be NULL or a live handle; `steps` NULL or writable for n values.
+unsafe fn write_per_vertex(
+    sim: *const CmscSim,
+    steps: *mut u32,
+    n: usize,
+    per_vertex: impl FnOnce(&System) -> cmsc_core::Result<Vec<u32>>,
+) -> CmscStatus {
+    boundary(|| {
+        // SAFETY: forwarded from the caller.
+        let sim = unsafe { sim_ref(sim)? };
+        expect_count("steps", n, sim.sys.n_vertices(), "vertices")?;
+        // SAFETY: forwarded from the caller.
+        let out = unsafe { output(steps, n, "steps")? };
+        out.copy_from_slice(&per_vertex(&sim.sys)?);
+        Ok(())
+    })
+}
+
 /// Writes to `steps` the equal steps over the next `seconds` (> 0, finite) that the contact
 /// bound of cmsc_advance asks for, from the state and obstacles as they are: ceil(seconds / h)
 /// with h = 2.3 R / c_i least over the vertices that touch or are about to strike a sphere or a
@@ -221,15 +262,8 @@ pub unsafe extern "C" fn cmsc_contact_steps_per_vertex(
     steps: *mut u32,
     n: usize,
 ) -> CmscStatus {
-    boundary(|| {
-        // SAFETY: forwarded from the caller.
-        let sim = unsafe { sim_ref(sim)? };
-        expect_count("steps", n, sim.sys.n_vertices(), "vertices")?;
-        // SAFETY: forwarded from the caller.
-        let out = unsafe { output(steps, n, "steps")? };
-        out.copy_from_slice(&sim.sys.contact_steps_per_vertex(seconds)?);
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { write_per_vertex(sim, steps, n, |sys| sys.contact_steps_per_vertex(seconds)) }
 }
 
 /// Sets every vertex charge (C); `n` must equal the vertex count.

@@ -244,6 +244,20 @@ fn asked_steps_say_what_the_bounds_asked_where_max_steps_capped_them() {
     // SAFETY: a live handle, `charge` writable.
     assert_eq!(unsafe { cmsc_charge_steps(sim, FRAME, &mut charge) }, CMSC_OK);
     assert_eq!(charge, before.charge, "cmsc_charge_steps is cmsc_asked_steps' charge");
+    // per vertex: the largest is cmsc_charge_steps', the pinned edge asks for nothing
+    let mut each = vec![u32::MAX; N];
+    // SAFETY: a live handle, `each` writable for N values.
+    assert_eq!(unsafe { cmsc_charge_steps_per_vertex(sim, FRAME, each.as_mut_ptr(), N) }, CMSC_OK);
+    assert_eq!(each.iter().copied().max(), Some(charge));
+    assert!(each[..SIDE].iter().all(|&k| k == 1) && each[SIDE..].iter().all(|&k| k > 1), "{each:?}");
+    // SAFETY: a live handle; a wrong count is refused before anything is written.
+    unsafe {
+        let mut short = vec![u32::MAX; N - 1];
+        let status = cmsc_charge_steps_per_vertex(sim, FRAME, short.as_mut_ptr(), N - 1);
+        assert_eq!(status, CMSC_INVALID_ARGUMENT);
+        assert!(last_error().contains("steps"), "{}", last_error());
+        assert!(short.iter().all(|&k| k == u32::MAX));
+    }
     assert_eq!(advance(sim, FRAME, 1, 2), (CMSC_OK, 2));
     assert_eq!(last_asked(sim), before, "the capped call records what its bounds asked");
     let (_, now) = asked_steps(sim, FRAME);

@@ -207,7 +207,7 @@ enum Op {
     GetVelocities(Len, Ptr),
     CoulombForces(Len, Ptr),
     /// `cmsc_contact_steps_per_vertex` over a duration (s), checked against `cmsc_contact_steps`
-    /// and `cmsc_asked_steps`, `cmsc_charge_steps`.
+    /// and `cmsc_asked_steps`, `cmsc_charge_steps` and its per-vertex form.
     ContactSteps(Len, Ptr, F),
     Energies(bool),
     NullHandle(u8, u32),
@@ -713,6 +713,10 @@ fuzz_target!(|input: Input| {
                     let s = unsafe { cmsc::cmsc_charge_steps(sim, seconds, &mut charge) };
                     assert_eq!(s, CmscStatus::CMSC_OK, "charge_steps after asked_steps: {}", last_error());
                     assert_eq!(charge, asked.charge, "cmsc_charge_steps is cmsc_asked_steps' charge");
+                    let mut each = vec![0; n];
+                    let s = unsafe { cmsc::cmsc_charge_steps_per_vertex(sim, seconds, each.as_mut_ptr(), n) };
+                    assert_eq!(s, CmscStatus::CMSC_OK, "charge_steps_per_vertex: {}", last_error());
+                    assert_eq!(each.iter().copied().max().unwrap_or(1), charge, "the largest is cmsc_charge_steps'");
                 } else {
                     assert!(out.v.iter().all(|&e| e == u32::MAX), "written on failure");
                 }

@@ -99,7 +99,7 @@ def test_a_bake_capped_below_what_its_charges_ask_is_told_how_far_to_raise_max_s
     assert job.frames_done == 4 and job.steps == [2, 2, 2], (job.error, job.steps)
     warned = reports.text("WARNING")
     print(warned)
-    asked = r"from frame (\d+) the charges ask for up to (\d+) steps per frame "
+    asked = r"from frame (\d+) the charges of ball ask for up to (\d+) steps per frame "
     found = re.search(asked + r".*Max Substeps allows 2:", warned)
     assert found and int(found[1]) == 2 and int(found[2]) > 2, warned
     assert f"Raise Max Substeps to {found[2]}" in warned, warned
@@ -111,16 +111,16 @@ def test_a_bake_capped_below_what_its_charges_ask_is_told_how_far_to_raise_max_s
     _, job = bake(bpy.context, obj, reports)
     print(f"Max Substeps {found[2]}: steps {job.steps}")
     assert job.frames_done == 4 and max(job.steps) > 2, job.steps
-    assert "the charges ask" not in reports.text("WARNING"), reports.text("WARNING")
+    assert "charges of ball ask" not in reports.text("WARNING"), reports.text("WARNING")
     assert obj.cmsc.baked_warnings == "" and "Bake warning" not in panel_text()
     obj.cmsc.adaptive_substeps, obj.cmsc.substeps = False, 2
     reports = Reports()
     _, job = bake(bpy.context, obj, reports)
     warned = reports.text("WARNING")
     assert job.steps == [2, 2, 2], job.steps
-    fixed = re.search(r"from frame 2 the charges ask for up to (\d+) steps per frame .*Substeps takes 2:", warned)
-    assert fixed and int(fixed[1]) > 2, warned
-    assert f"Turn on Adaptive Substeps or raise Substeps to {fixed[1]}" in warned, warned
+    fixed = re.search(asked + r".*Substeps takes 2:", warned)
+    assert fixed and int(fixed[1]) == 2 and int(fixed[2]) > 2, warned
+    assert f"Turn on Adaptive Substeps or raise Substeps to {fixed[2]}" in warned, warned
     assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
     assert bpy.ops.wm.open_mainfile(filepath=str(blend)) == {"FINISHED"}
     obj = bpy.data.objects["ball"]

@@ -94,7 +94,7 @@ def test_a_bake_whose_charges_ask_for_more_steps_than_it_takes_is_told_so(lib_pa
     j = job(lib_path, tmp_path / "q.pc2", frames=1, group_charge=q)
     assert run(j) == 2 and j.steps == [3]
     text = charge_warning(j)
-    assert text.startswith(f"from frame 2 the charges ask for up to {3 * per_substep} steps per frame"), text
+    assert text.startswith(f"from frame 2 the charges of part 1 ask for up to {3 * per_substep} steps"), text
     assert text.endswith(f"Turn on Adaptive Substeps or raise Substeps to {3 * per_substep}"), text
     calm = job(lib_path, tmp_path / "calm.pc2", frames=1)
     assert run(calm) == 2 and calm.charge_shortfall is None and charge_warning(calm) == ""
@@ -112,7 +112,7 @@ def test_a_charge_that_rises_within_a_frame_is_asked_at_every_substep(lib_path, 
     j = job(lib_path, tmp_path / "rise.pc2", frames=1)
     j.group_charge[0, 2] = 1e-5
     run(j)
-    assert j.charge_shortfall == (51, 2), j.charge_shortfall
+    assert j.charge_shortfall == (51, 2, (0,)), j.charge_shortfall
 
 
 def test_the_advice_follows_max_substeps_as_the_bake_reads_it(lib_path, tmp_path):
@@ -125,8 +125,8 @@ def test_the_advice_follows_max_substeps_as_the_bake_reads_it(lib_path, tmp_path
         j = job(lib_path, tmp_path / f"most{most}.pc2", frames=1, group_charge=1e-5)
         j.max_steps_per_frame = most
         run(j)
-        asked, first = j.charge_shortfall
-        assert first == 2 and asked % 3 == 0 and asked > 9, j.charge_shortfall
+        asked, first, parts = j.charge_shortfall
+        assert first == 2 and asked % 3 == 0 and asked > 9 and parts == (0,), j.charge_shortfall
         text = charge_warning(j)
         assert f"and {allows}:" in text and text.endswith(f"Raise Max Substeps to {asked}"), text
         assert "Turn on" not in text, text
@@ -167,6 +167,21 @@ def two_objects(lib_path, tmp_path, apart=0.5, frames=6):
         ext_charge=np.zeros((frames, 3, 0)),
         field=np.zeros((frames, 3, 3)),
     )
+
+
+def test_the_charge_warning_names_the_objects_whose_charges_asked(lib_path, tmp_path):
+    """Two tetrahedra baked together at fixed steps, "Other" at 10 µC per vertex and "One" at
+    0.1 µC: the warning names Other (17 steps a substep) and not One (1), with fixed or adaptive
+    steps capped by Max Substeps."""
+    for most in (0, 6):
+        (tmp_path / f"most{most}").mkdir()
+        j = two_objects(lib_path, tmp_path / f"most{most}", frames=1)
+        j.part_names = ["One", "Other"]
+        j.group_charge[:, :, 1] = 1e-5
+        j.max_steps_per_frame = most
+        run(j)
+        assert j.charge_shortfall == (51, 2, (1,)), j.charge_shortfall
+        assert charge_warning(j).startswith("from frame 2 the charges of Other ask for up to 51"), charge_warning(j)
 
 
 def test_objects_baked_together_push_each_other_and_keep_their_own_caches(lib_path, tmp_path):

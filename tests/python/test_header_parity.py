@@ -1,9 +1,8 @@
 """The add-on's Python mirrors of the C ABI equal include/cmsc.h (issue 26): status codes and
-their exceptions, the CmscCoulomb, CmscIntegrator and CmscFrictionLaw values, CmscParams's,
-CmscEnergies's and CmscAskedSteps's fields (names, order, C types), every declared function's
-argument count and return type, and the limits and AUTO thresholds the header exports (the
-copies in `sim/params.py`, and the bounds and tooltip of `ui/properties.py`, read as source
-without Blender)."""
+their exceptions, the CmscCoulomb, CmscIntegrator and CmscFrictionLaw values, CmscParams's and CmscEnergies's
+fields (names, order, C types), every declared function's argument count and return type, and
+the limits and AUTO thresholds the header exports (the copies in `sim/params.py`, and the
+bounds and tooltip of `ui/properties.py`, read as source without Blender)."""
 
 import ast
 import ctypes
@@ -94,12 +93,7 @@ def test_enum_values(header, c_name, python_enum):
 
 
 @pytest.mark.parametrize(
-    ("c_name", "mirror"),
-    [
-        ("CmscParams", _native.CmscParams),
-        ("CmscEnergies", _native.CmscEnergies),
-        ("CmscAskedSteps", _native.CmscAskedSteps),
-    ],
+    ("c_name", "mirror"), [("CmscParams", _native.CmscParams), ("CmscEnergies", _native.CmscEnergies)]
 )
 def test_struct_fields_names_order_and_types(header, c_name, mirror):
     def python_field(name, t):
