@@ -222,7 +222,7 @@ impl Limits {
     fn of(sys: &System, ramp: &Ramp, seconds: Real) -> Self {
         let bounds = sys.step_bounds;
         Limits {
-            charge: ramp.charge_bound(sys, bounds.charge),
+            charge: ramp.sources.charge_bound(sys, bounds.charge),
             motion: ramp.motion_bound(sys, seconds, bounds.motion),
             contact: contact_bound(sys, seconds, bounds.contact),
         }
@@ -251,36 +251,23 @@ pub(crate) struct Before {
 
 /// The inputs of one call, from their values at its start to those set for its end.
 struct Ramp {
-    charge: Option<(Vec<Real>, Vec<Real>)>,
-    external: Option<(ExternalField, ExternalField)>,
+    sources: Sources,
     pins: (Vec<Vec3>, Vec<Vec3>),
     mesh: Option<(Vec<Vec3>, Vec<Vec3>)>,
 }
 
-/// `a + (b − a) s`, exactly `b` at `s = 1`.
-fn lerp<T>(a: T, b: T, s: Real) -> T
-where
-    T: Copy + std::ops::Sub<Output = T> + std::ops::Add<Output = T> + std::ops::Mul<Real, Output = T>,
-{
-    if s == 1.0 {
-        b
-    } else {
-        a + (b - a) * s
-    }
+/// The charges and external field of one call, from their values at its start to those set for
+/// its end (`None` where not edited since the last step): what the charge bound reads.
+struct Sources {
+    charge: Option<(Vec<Real>, Vec<Real>)>,
+    external: Option<(ExternalField, ExternalField)>,
 }
 
-fn lerp_vec3s(a: &[Vec3], b: &[Vec3], s: Real) -> Vec<Vec3> {
-    a.iter().zip(b).map(|(a, b)| lerp(*a, *b, s)).collect()
-}
-
-impl Ramp {
-    /// The endpoints of every input edited since the last step.
+impl Sources {
     fn new(sys: &System) -> Self {
         let model = &sys.model;
-        let pins = &model.pins;
-        let from_pins = pins.indices.iter().map(|&i| sys.state.x[i as usize]).collect();
-        Ramp {
-            // values set before the first step are in force from its start
+        // values set before the first step are in force from its start
+        Sources {
             charge: sys
                 .before
                 .charge
@@ -293,54 +280,11 @@ impl Ramp {
                 .clone()
                 .filter(|_| sys.state.steps > 0)
                 .map(|e| (e, model.external.clone())),
-            pins: (from_pins, pins.targets.clone()),
-            mesh: model.mesh_colliders.pending_move(sys.state.steps),
         }
-    }
-
-    /// Sets the inputs of `sys` to their values at the fraction `s` of the call.
-    fn apply(&self, sys: &mut System, s: Real) -> Result<()> {
-        if let Some((a, b)) = &self.charge {
-            let q: Vec<Real> = a.iter().zip(b).map(|(a, b)| lerp(*a, *b, s)).collect();
-            if q != sys.model.charge {
-                sys.model.charge = q;
-                sys.stepper.sources_edited();
-            }
-        }
-        if let Some((a, b)) = &self.external {
-            let mut e = b.clone();
-            e.uniform = lerp(a.uniform, b.uniform, s);
-            if a.charges.len() == b.charges.len() {
-                for ((e, a), b) in e.charges.iter_mut().zip(&a.charges).zip(&b.charges) {
-                    e.position = lerp(a.position, b.position, s);
-                    e.charge = lerp(a.charge, b.charge, s);
-                }
-            }
-            sys.model.external = e;
-            sys.stepper.state_edited();
-        }
-        sys.model.pins.targets = lerp_vec3s(&self.pins.0, &self.pins.1, s);
-        if let Some((a, b)) = &self.mesh {
-            sys.model.mesh_colliders =
-                sys.model.mesh_colliders.moved(&lerp_vec3s(a, b, s), sys.state.steps)?;
-        }
-        Ok(())
-    }
-
-    /// Sets the inputs (not the obstacles, restored with the state) to their values as set.
-    fn set_final(&self, sys: &mut System) {
-        if let Some((_, b)) = &self.charge {
-            sys.model.charge.clone_from(b);
-            sys.stepper.sources_edited();
-        }
-        if let Some((_, b)) = &self.external {
-            sys.model.external = b.clone();
-        }
-        sys.model.pins.targets.clone_from(&self.pins.1);
     }
 
     /// The largest step the charges allow (s), module docs: the least of
-    /// [`Ramp::charge_bounds`].
+    /// [`Sources::charge_bounds`].
     fn charge_bound(&self, sys: &System, factor: Real) -> Real {
         self.charge_bounds(sys, factor).into_iter().fold(Real::INFINITY, Real::min)
     }
@@ -387,6 +331,77 @@ impl Ramp {
             }
         };
         near.iter().enumerate().map(bound).collect()
+    }
+}
+
+/// `a + (b − a) s`, exactly `b` at `s = 1`.
+fn lerp<T>(a: T, b: T, s: Real) -> T
+where
+    T: Copy + std::ops::Sub<Output = T> + std::ops::Add<Output = T> + std::ops::Mul<Real, Output = T>,
+{
+    if s == 1.0 {
+        b
+    } else {
+        a + (b - a) * s
+    }
+}
+
+fn lerp_vec3s(a: &[Vec3], b: &[Vec3], s: Real) -> Vec<Vec3> {
+    a.iter().zip(b).map(|(a, b)| lerp(*a, *b, s)).collect()
+}
+
+impl Ramp {
+    /// The endpoints of every input edited since the last step.
+    fn new(sys: &System) -> Self {
+        let model = &sys.model;
+        let pins = &model.pins;
+        let from_pins = pins.indices.iter().map(|&i| sys.state.x[i as usize]).collect();
+        Ramp {
+            sources: Sources::new(sys),
+            pins: (from_pins, pins.targets.clone()),
+            mesh: model.mesh_colliders.pending_move(sys.state.steps),
+        }
+    }
+
+    /// Sets the inputs of `sys` to their values at the fraction `s` of the call.
+    fn apply(&self, sys: &mut System, s: Real) -> Result<()> {
+        if let Some((a, b)) = &self.sources.charge {
+            let q: Vec<Real> = a.iter().zip(b).map(|(a, b)| lerp(*a, *b, s)).collect();
+            if q != sys.model.charge {
+                sys.model.charge = q;
+                sys.stepper.sources_edited();
+            }
+        }
+        if let Some((a, b)) = &self.sources.external {
+            let mut e = b.clone();
+            e.uniform = lerp(a.uniform, b.uniform, s);
+            if a.charges.len() == b.charges.len() {
+                for ((e, a), b) in e.charges.iter_mut().zip(&a.charges).zip(&b.charges) {
+                    e.position = lerp(a.position, b.position, s);
+                    e.charge = lerp(a.charge, b.charge, s);
+                }
+            }
+            sys.model.external = e;
+            sys.stepper.state_edited();
+        }
+        sys.model.pins.targets = lerp_vec3s(&self.pins.0, &self.pins.1, s);
+        if let Some((a, b)) = &self.mesh {
+            sys.model.mesh_colliders =
+                sys.model.mesh_colliders.moved(&lerp_vec3s(a, b, s), sys.state.steps)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the inputs (not the obstacles, restored with the state) to their values as set.
+    fn set_final(&self, sys: &mut System) {
+        if let Some((_, b)) = &self.sources.charge {
+            sys.model.charge.clone_from(b);
+            sys.stepper.sources_edited();
+        }
+        if let Some((_, b)) = &self.sources.external {
+            sys.model.external = b.clone();
+        }
+        sys.model.pins.targets.clone_from(&self.pins.1);
     }
 
     /// The largest step the motion allows (s) over a call of `seconds`, module docs.
@@ -636,7 +651,7 @@ impl System {
     /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
     pub fn charge_steps(&self, seconds: Real) -> Result<u32> {
         check_seconds(seconds)?;
-        Ok(steps_for(seconds, Ramp::new(self).charge_bound(self, self.step_bounds.charge)))
+        Ok(steps_for(seconds, Sources::new(self).charge_bound(self, self.step_bounds.charge)))
     }
 
     /// [`System::charge_steps`] for each vertex: the equal steps over the next `seconds` that
@@ -647,7 +662,7 @@ impl System {
     /// [`Error::InvalidArgument`] when `seconds` is not finite and positive.
     pub fn charge_steps_per_vertex(&self, seconds: Real) -> Result<Vec<u32>> {
         check_seconds(seconds)?;
-        let h = Ramp::new(self).charge_bounds(self, self.step_bounds.charge);
+        let h = Sources::new(self).charge_bounds(self, self.step_bounds.charge);
         Ok(h.into_iter().map(|h| steps_for(seconds, h)).collect())
     }
 

@@ -1,4 +1,4 @@
-//! `CmscParams` and `CmscEnergies`: the C mirrors of the core's parameter and energy types.
+//! `CmscParams`, `CmscEnergies` and `CmscAskedSteps`: the C mirrors of the core's parameter, energy and step-count types.
 
 use cmsc_core::{AskedSteps, Energies, FieldMethod, Integrator, SimParams, Vec3};
 
