@@ -98,7 +98,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::fields::ExternalField;
-use crate::math::{Real, Vec3};
+use crate::math::{on_pool, Real, Vec3};
 use crate::model::Integrator;
 use crate::system::System;
 
@@ -585,15 +585,17 @@ impl System {
         let mut halved = false;
         self.last_call.steps = 0;
         self.last_call.iterations = 0;
-        for j in 0..k {
-            ramp.apply(self, (j + 1) as Real / k as Real)?;
-            self.stepper.step(&self.model, &mut self.state)?;
-            let counts = self.stepper.counts();
-            halved |= counts.attempts > counts.substeps;
-            self.last_call.steps += 1;
-            self.last_call.iterations += u64::from(counts.iterations);
-        }
-        Ok(halved)
+        on_pool(|| {
+            for j in 0..k {
+                ramp.apply(self, (j + 1) as Real / k as Real)?;
+                self.stepper.step(&self.model, &mut self.state)?;
+                let counts = self.stepper.counts();
+                halved |= counts.attempts > counts.substeps;
+                self.last_call.steps += 1;
+                self.last_call.iterations += u64::from(counts.iterations);
+            }
+            Ok(halved)
+        })
     }
 
     fn restore_checkpoint(&mut self, start: &Checkpoint) {

@@ -10,7 +10,7 @@ use crate::energy::Energies;
 use crate::error::{Error, Result};
 use crate::fields::ExternalField;
 use crate::linsolve::check_conditioning;
-use crate::math::{is_finite3, Real, Vec3};
+use crate::math::{is_finite3, on_pool, Real, Vec3};
 use crate::model::{Acceleration, Model, Parts, Pins, SimParams};
 use crate::springs::Springs;
 use crate::state::State;
@@ -580,7 +580,7 @@ impl System {
     /// stays at the last good step); [`Error::Factorization`] if a refactorization fails; field
     /// backend errors.
     pub fn step(&mut self) -> Result<()> {
-        self.stepper.step(&self.model, &mut self.state)?;
+        on_pool(|| self.stepper.step(&self.model, &mut self.state))?;
         self.before = Before::default();
         Ok(())
     }
@@ -592,12 +592,14 @@ impl System {
     /// As [`System::step`].
     pub fn step_n(&mut self, steps: u32) -> Result<()> {
         self.last_call = CallCounts::default();
-        for _ in 0..steps {
-            self.step()?;
-            self.last_call.steps += 1;
-            self.last_call.iterations += u64::from(self.stepper.counts().iterations);
-        }
-        Ok(())
+        on_pool(|| {
+            for _ in 0..steps {
+                self.step()?;
+                self.last_call.steps += 1;
+                self.last_call.iterations += u64::from(self.stepper.counts().iterations);
+            }
+            Ok(())
+        })
     }
 
     /// Entries of the Cholesky factor of each cached factorization of `M + h²L` (one per step
