@@ -454,9 +454,11 @@ fn collide(
     };
     contacts += self_collide(x_new, v_new, None);
     let law = model.friction_law;
-    let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool]| {
-        let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, model.params.friction, law, h);
-        pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law);
+    // `rubbed`: the vertices an earlier push of the step took friction from
+    let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool], rubbed: Option<&[bool]>| {
+        let friction = model.params.friction;
+        let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, friction, law, h, rubbed);
+        pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law, rubbed);
         pushed
             + model.mesh_colliders.project_edges(
                 &model.surface_edges,
@@ -467,17 +469,23 @@ fn collide(
                 h,
                 law,
                 state.steps,
+                rubbed,
             )
     };
-    let pushed = obstacles(x_new, v_new, pinned);
-    if pushed > 0 && model.self_collision.is_some() {
+    let self_pushed = model.self_collision.as_ref().map(|_| (x_new.to_vec(), v_new.to_vec()));
+    let pushed = obstacles(x_new, v_new, pinned, None);
+    if let (true, Some((x_before, v_before))) = (pushed > 0, self_pushed) {
+        // what the obstacles' push changed: the vertices it took friction from
+        let rubbed: Vec<bool> =
+            (0..x_new.len()).map(|i| x_before[i] != x_new[i] || v_before[i] != v_new[i]).collect();
         let before = x_new.to_vec();
         contacts += self_collide(x_new, v_new, None);
         // the obstacles again, for the vertices that projection moved only (the others keep
-        // their contact response, friction included, from the first push)
+        // their contact response, friction included, from the first push; a per-step friction
+        // is not taken twice from those it pushes again)
         let unmoved: Vec<bool> = (0..x_new.len()).map(|i| pinned[i] || before[i] == x_new[i]).collect();
         let before = x_new.to_vec();
-        obstacles(x_new, v_new, &unmoved);
+        obstacles(x_new, v_new, &unmoved, Some(&rubbed));
         let backed: Vec<bool> = before.iter().zip(x_new.iter()).map(|(a, b)| a != b).collect();
         if backed.contains(&true) {
             contacts += self_collide(x_new, v_new, Some(backed));

@@ -357,6 +357,7 @@ fn friction_at_a_moving_colliders_edge_carries_what_rests_across_it() {
             h,
             FrictionLaw::PerStep,
             0,
+            None,
         );
         assert_eq!(applied, 1, "the edge did not push the spring");
         let middle = (x[0] + x[1]) / 2.0 - Vec3::new(a, x[0].y, a);

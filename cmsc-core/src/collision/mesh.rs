@@ -324,7 +324,8 @@ impl MeshColliders {
     ///   projected in place; `v` — end-of-step velocities (m/s), corrected in place.
     /// * `pinned` — vertices to leave alone; `h` — the step (s); `step` — the number of the
     ///   step being taken (completed steps before it); `law` — the friction law the meshes'
-    ///   `friction` values were checked for.
+    ///   `friction` values were checked for; `rubbed` — as in
+    ///   [`Colliders::project`](super::Colliders::project).
     ///
     /// Returns the number of vertices in contact.
     #[allow(clippy::too_many_arguments)] // the state, the pins, the step and the friction law
@@ -337,6 +338,7 @@ impl MeshColliders {
         h: Real,
         step: u64,
         law: FrictionLaw,
+        rubbed: Option<&[bool]>,
     ) -> usize {
         if self.meshes.is_empty() {
             return 0;
@@ -349,8 +351,8 @@ impl MeshColliders {
             .map(|(i, (p, vi))| {
                 let mut touched = false;
                 for m in &self.meshes {
-                    touched |=
-                        m.project_vertex(x_old[i], p, vi, Friction { law, value: m.friction, h }, motion);
+                    let friction = Friction { law, value: m.friction, h }.for_vertex(i, rubbed);
+                    touched |= m.project_vertex(x_old[i], p, vi, friction, motion);
                 }
                 touched as usize
             })
@@ -374,8 +376,9 @@ impl MeshColliders {
     /// (`surface`, vertex pairs) at least the contact distance from the obstacles' convex sharp
     /// edges, after the vertices were
     /// projected, then applies the contact law to every vertex an edge moved (once per step,
-    /// with the edge's mesh's friction under `law`; `x_old` are the positions at the start of
-    /// the step, `h` the step, s). Returns the number of spring–edge contacts applied.
+    /// with the edge's mesh's friction under `law`, `rubbed` as in
+    /// [`Colliders::project`](super::Colliders::project); `x_old` are the positions at the start
+    /// of the step, `h` the step, s). Returns the number of spring–edge contacts applied.
     #[allow(clippy::too_many_arguments)] // the state, the springs, the pins and the friction
     pub fn project_edges(
         &self,
@@ -387,6 +390,7 @@ impl MeshColliders {
         h: Real,
         law: FrictionLaw,
         step: u64,
+        rubbed: Option<&[bool]>,
     ) -> usize {
         let motion = self.motion(step);
         let edges: Vec<EdgeNow> = self.meshes.iter().flat_map(|m| m.edges_now(motion)).collect();
@@ -456,7 +460,7 @@ impl MeshColliders {
             if push > 0.0 {
                 let (start, velocity) = (x_old[i] + moved, moved / h);
                 let c = Contact { normal: pushed / push, start, velocity, push };
-                respond(&c, &mut x[i], &mut v[i], Friction { law, value: friction, h });
+                respond(&c, &mut x[i], &mut v[i], Friction { law, value: friction, h }.for_vertex(i, rubbed));
                 // friction may have moved it back within reach of a face
                 for m in &self.meshes {
                     m.push_out(&mut x[i]);
