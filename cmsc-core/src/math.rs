@@ -48,8 +48,9 @@ pub(crate) const SUM_BLOCK: usize = 256;
 /// sleeps until it is done, a futex wake and wait per loop, where from inside the pool it only
 /// queues its halves. On the ±40 µC crumple of `examples/crumple_cost.rs` (2 threads) the
 /// handovers were 14 % of the run's samples, and running the steps inside the pool took 8 % off
-/// its time (13 % with the sphere alone). The work is the same, and so are the bits: the step's
-/// sums do not depend on how rayon splits them ([`ordered_sum`]).
+/// its time (13 % with the sphere alone). The work is the same, and the crumple's runs end in the
+/// same state as before it, to the bit: the step's sums that must not depend on how rayon splits
+/// them are [`ordered_sum`]s, from any thread.
 pub(crate) fn on_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| op())
 }

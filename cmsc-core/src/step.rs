@@ -454,35 +454,39 @@ fn collide(
     };
     contacts += self_collide(x_new, v_new, None);
     let law = model.friction_law;
-    // `rubbed`: the vertices an earlier push of the step took friction from
-    let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool], rubbed: Option<&[bool]>| {
-        let friction = model.params.friction;
-        let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, friction, law, h, rubbed);
-        pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law, rubbed);
-        pushed
-            + model.mesh_colliders.project_edges(
-                &model.surface_edges,
-                x_old,
-                x_new,
-                v_new,
-                pinned,
-                h,
-                law,
-                state.steps,
-                rubbed,
-            )
+    // where self-collision may press vertices back into an obstacle: what each kind of obstacle
+    // changed in the first push, whose per-step friction the second does not take again
+    let track = model.self_collision.is_some()
+        && (model.colliders.ground.is_some()
+            || !model.colliders.spheres.is_empty()
+            || !model.mesh_colliders.meshes().is_empty());
+    let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool], rubbed: Option<&Rubbed>| {
+        let snapshot = |x: &[Vec3], v: &[Vec3]| (track && rubbed.is_none()).then(|| (x.to_vec(), v.to_vec()));
+        let (friction, start) = (model.params.friction, snapshot(x_new, v_new));
+        let on = rubbed.map(|r| &r.colliders[..]);
+        let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, friction, law, h, on);
+        let between = snapshot(x_new, v_new);
+        let on = rubbed.map(|r| &r.meshes[..]);
+        pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law, on);
+        let edges = &model.surface_edges;
+        pushed +=
+            model.mesh_colliders.project_edges(edges, x_old, x_new, v_new, pinned, h, law, state.steps, on);
+        let changed = |(x, v): &(Vec<Vec3>, Vec<Vec3>), x_now: &[Vec3], v_now: &[Vec3]| -> Vec<bool> {
+            (0..x.len()).map(|i| x[i] != x_now[i] || v[i] != v_now[i]).collect()
+        };
+        let now = start.zip(between).map(|(start, between)| Rubbed {
+            colliders: changed(&start, &between.0, &between.1),
+            meshes: changed(&between, x_new, v_new),
+        });
+        (pushed, now)
     };
-    let self_pushed = model.self_collision.as_ref().map(|_| (x_new.to_vec(), v_new.to_vec()));
-    let pushed = obstacles(x_new, v_new, pinned, None);
-    if let (true, Some((x_before, v_before))) = (pushed > 0, self_pushed) {
-        // what the obstacles' push changed: the vertices it took friction from
-        let rubbed: Vec<bool> =
-            (0..x_new.len()).map(|i| x_before[i] != x_new[i] || v_before[i] != v_new[i]).collect();
+    let (pushed, rubbed) = obstacles(x_new, v_new, pinned, None);
+    if let (true, Some(rubbed)) = (pushed > 0, rubbed) {
         let before = x_new.to_vec();
         contacts += self_collide(x_new, v_new, None);
         // the obstacles again, for the vertices that projection moved only (the others keep
         // their contact response, friction included, from the first push; a per-step friction
-        // is not taken twice from those it pushes again)
+        // is not taken again by the kind of obstacle that took it in the first)
         let unmoved: Vec<bool> = (0..x_new.len()).map(|i| pinned[i] || before[i] == x_new[i]).collect();
         let before = x_new.to_vec();
         obstacles(x_new, v_new, &unmoved, Some(&rubbed));
@@ -492,6 +496,15 @@ fn collide(
         }
     }
     contacts + pushed
+}
+
+/// The vertices the first obstacle push of a step changed, by kind of obstacle ([`collide`]): the
+/// ground and spheres (one friction), and the mesh colliders. Under
+/// [`FrictionLaw::PerStep`](crate::FrictionLaw::PerStep) each took its fraction from them, which
+/// the step's second push does not take again.
+struct Rubbed {
+    colliders: Vec<bool>,
+    meshes: Vec<bool>,
 }
 
 /// Stage 5's guard: [`Error::Diverged`] for a non-finite position or velocity or a runaway.

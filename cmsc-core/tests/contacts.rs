@@ -154,20 +154,46 @@ fn a_layers_friction_is_taken_once_a_step_when_a_collider_pushes_elsewhere() {
 }
 
 /// An obstacle's per-step friction is taken once a step, also from the vertices a layer above
-/// presses back into it: a 6 × 6 sheet sliding at 1 m/s on the ground (friction 0.1 per step,
-/// the C ABI's default law), a 3 × 3 one on its middle, within the contact distance. The step
-/// pushes the lower sheet out of the ground (taking the friction), self-collision pushes it
-/// back in under the upper sheet, and the ground pushes those vertices out again. Before, that
-/// second push took the fraction again: the lower sheet's vertices under the upper one kept
+/// presses back into it: a 6 × 6 sheet sliding at 1 m/s on the obstacle (friction 0.1 per
+/// step, the C ABI's default law), a 3 × 3 one on its middle, within the contact distance. The
+/// step pushes the lower sheet out of the obstacle (taking the friction), self-collision pushes
+/// it back in under the upper sheet, and the obstacle pushes those vertices out again. Before,
+/// that second push took the fraction again: the lower sheet's vertices under the upper one kept
 /// 0.81 m/s.
 #[test]
 fn a_per_step_obstacle_friction_is_taken_once_a_step_under_a_layer_pressing_on_it() {
+    for obstacle in ["ground", "mesh"] {
+        let (v, x, n_low) = slid_under_a_layer(obstacle == "mesh");
+        for (i, (v, x)) in v.iter().zip(&x).enumerate().take(n_low) {
+            assert!(x.z >= 0.0, "{obstacle}: vertex {i} ended {} m inside", x.z);
+            assert!(
+                (v.x - 0.9).abs() < 0.01,
+                "{obstacle}: vertex {i} of the lower sheet slides at {} m/s",
+                v.x
+            );
+        }
+        // the upper sheet touches nothing with friction
+        for (i, v) in v.iter().enumerate().skip(n_low) {
+            assert!(
+                (v.x - 1.0).abs() < 0.01,
+                "{obstacle}: vertex {i} of the upper sheet slides at {} m/s",
+                v.x
+            );
+        }
+    }
+}
+
+/// The velocities and positions after one step of the scene of
+/// [`a_per_step_obstacle_friction_is_taken_once_a_step_under_a_layer_pressing_on_it`], on the
+/// ground or, `on_mesh`, on a mesh collider's plate (its thickness below the sheet), and the
+/// number of the lower sheet's vertices (the first).
+fn slid_under_a_layer(on_mesh: bool) -> (Vec<Vec3>, Vec<Vec3>, usize) {
     // the upper sheet over the middle of the lower, its vertices over the lower's faces and the
     // lower's under its faces, its edges farther than `d` from the lower's vertices outside it:
     // the contacts' normals are vertical (but for the tilt of the lower sheet's faces as the
     // contacts push its vertices down, a few mm/s along the ground here), so friction alone
     // changes velocities along the ground
-    let (d, l) = (0.004, 0.02);
+    let (d, l, thickness) = (0.004, 0.02, 0.005);
     let (lower, upper) = (shapes::grid(6, 6, l), shapes::grid(3, 3, l));
     let n_low = lower.positions.len();
     let (x, triangles) = stacked(&lower, &upper, Vec3::new(1.3 * l, 1.45 * l, d / 2.0));
@@ -176,23 +202,20 @@ fn a_per_step_obstacle_friction_is_taken_once_a_step_under_a_layer_pressing_on_i
     let params = SimParams {
         time_step: 1.0 / 120.0,
         coulomb: FieldMethod::Off,
-        ground_height: Some(0.0),
+        ground_height: (!on_mesh).then_some(0.0),
         friction: 0.1,
         ..SimParams::default()
     };
     let mut sys = System::new(&x, &vec![1e-3; n], &ends, &k, params).unwrap();
+    if on_mesh {
+        let plate =
+            [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]].map(|[a, b]| Vec3::new(a, b, -thickness));
+        sys.set_mesh_colliders(&plate, &[[0, 1, 2], [0, 2, 3]], &[0, 2], &[thickness], &[0.1]).unwrap();
+    }
     sys.set_velocities(&vec![Vec3::x(); n]).unwrap();
     sys.set_self_collision(&triangles, &vec![d; n]).unwrap();
     sys.step().unwrap();
-    let (v, x) = (sys.velocities(), sys.positions());
-    for (i, (v, x)) in v.iter().zip(x).enumerate().take(n_low) {
-        assert!(x.z >= 0.0, "vertex {i} ended {} m in the ground", x.z);
-        assert!((v.x - 0.9).abs() < 0.01, "vertex {i} of the lower sheet slides at {} m/s, not 0.9", v.x);
-    }
-    // the upper sheet touches nothing with friction
-    for (i, v) in v.iter().enumerate().skip(n_low) {
-        assert!((v.x - 1.0).abs() < 0.01, "vertex {i} of the upper sheet slides at {} m/s, not 1", v.x);
-    }
+    (sys.velocities().to_vec(), sys.positions().to_vec(), n_low)
 }
 
 /// The crumpling cloth of `examples/crumple_cost.rs` with self-collision and the sphere, with

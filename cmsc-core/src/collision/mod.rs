@@ -19,11 +19,13 @@
 //! for the ground and spheres, each mesh's own value for the mesh obstacles):
 //!
 //! - [`FrictionLaw::PerStep`] (the default): `w_t ← (1 − f) w_t` and `d_t ← (1 − f) d_t` with
-//!   `f = friction ∈ [0, 1]`, in every step in contact, once: a vertex that self-collision
-//!   pressed back into an obstacle after its push, and that the obstacle pushes out again, keeps
-//!   the tangential motion the first push left it (before, it lost `f` twice: 0.81 for 0.9 at
-//!   `f = 0.1` under a layer, `tests/contacts.rs`). The fraction removed per second grows with
-//!   the number of steps: the same `f` slides less at a smaller `h`.
+//!   `f = friction ∈ [0, 1]`, in every step in contact: each push takes it (a vertex on the
+//!   ground and a sphere at once loses both). A step with self-collision pushes twice: the
+//!   second push moves out again the vertices self-collision pressed back in, and takes no
+//!   fraction from a vertex that the same kind of obstacle (the ground and spheres, or the mesh
+//!   colliders) pushed in the first (before, it lost `f` twice: 0.81 for 0.9 at `f = 0.1` under
+//!   a layer, `tests/contacts.rs`). The fraction removed per second grows with the number of
+//!   steps: the same `f` slides less at a smaller `h`.
 //! - [`FrictionLaw::Coulomb`]: Coulomb friction with coefficient `μ = friction ≥ 0`, as
 //!   Blender's Cloth applies it to obstacle contacts (`collision.c`: the tangential relative
 //!   velocity loses `min(μ Δv_n, |v_t|)`, with `μ` = Collision Friction / 100). The normal
@@ -209,10 +211,10 @@ impl Colliders {
     ///   projected in place; `v` — end-of-step velocities (m/s), corrected in place.
     /// * `pinned` — vertices to leave alone; `friction` — under `law` (checked by
     ///   [`FrictionLaw::check`]); `h` — the step (s, `> 0`).
-    /// * `rubbed` — the vertices an earlier push of the same step took friction from (`step.rs`
-    ///   pushes again the vertices self-collision moved back into an obstacle): under
-    ///   [`FrictionLaw::PerStep`], a fraction per step, they lose none of their tangential
-    ///   motion again; `None` for a step's first push.
+    /// * `rubbed` — the vertices an earlier push of the same step by the same kind of obstacle
+    ///   changed (`step.rs` pushes again the vertices self-collision moved back into an
+    ///   obstacle): under [`FrictionLaw::PerStep`], a fraction per step, they lose none of their
+    ///   tangential motion again; `None` for a step's first push.
     ///
     /// Returns the number of vertices in contact.
     #[allow(clippy::too_many_arguments)] // the state, the pins and the friction of one step
