@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use crate::coulomb::{inv_r, inv_r3};
 use crate::error::{Error, Result};
-use crate::math::{is_finite3, Real, Vec3};
+use crate::math::{is_finite3, ordered_sum, Real, Vec3};
 
 /// A fixed (per step) external point charge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,19 +74,18 @@ impl ExternalField {
     }
 
     /// Potential energy of the vertices in the external field (J):
-    /// `Σ_i q_i (−E·x_i + Σ_e k_c Q_e φ_a(|x_i − p_e|))`, `φ_a` of Eq. (C2) of [`crate::coulomb`].
+    /// `Σ_i q_i (−E·x_i + Σ_e k_c Q_e φ_a(|x_i − p_e|))`, `φ_a` of Eq. (C2) of [`crate::coulomb`],
+    /// summed in a fixed order ([`ordered_sum`]): the low-dissipation integrator's energy target
+    /// reads it, and a rayon sum's grouping follows how its work was stolen.
     pub fn potential_energy(&self, x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Real {
         let a2 = a * a;
-        x.par_iter()
-            .zip(q.par_iter())
-            .map(|(xi, &qi)| {
-                let mut phi = -self.uniform.dot(xi);
-                for c in &self.charges {
-                    phi += k_c * c.charge * inv_r((xi - c.position).norm_squared(), a2);
-                }
-                qi * phi
-            })
-            .sum()
+        ordered_sum(x.len(), |i| {
+            let mut phi = -self.uniform.dot(&x[i]);
+            for c in &self.charges {
+                phi += k_c * c.charge * inv_r((x[i] - c.position).norm_squared(), a2);
+            }
+            q[i] * phi
+        })
     }
 }
 
