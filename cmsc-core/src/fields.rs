@@ -75,7 +75,7 @@ impl ExternalField {
 
     /// Potential energy of the vertices in the external field (J):
     /// `Σ_i q_i (−E·x_i + Σ_e k_c Q_e φ_a(|x_i − p_e|))`, `φ_a` of Eq. (C2) of [`crate::coulomb`],
-    /// summed in a fixed order ([`ordered_sum`]): the low-dissipation integrator's energy target
+    /// summed in a fixed order (`math::ordered_sum`): the low-dissipation integrator's energy target
     /// reads it, and a rayon sum's grouping follows how its work was stolen.
     pub fn potential_energy(&self, x: &[Vec3], q: &[Real], k_c: Real, a: Real) -> Real {
         let a2 = a * a;
