@@ -457,9 +457,7 @@ fn collide(
     // where self-collision may press vertices back into an obstacle: what each kind of obstacle
     // changed in the first push, whose per-step friction the second does not take again
     let track = model.self_collision.is_some()
-        && (model.colliders.ground.is_some()
-            || !model.colliders.spheres.is_empty()
-            || !model.mesh_colliders.meshes().is_empty());
+        && !(model.colliders.is_empty() && model.mesh_colliders.meshes().is_empty());
     let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool], rubbed: Option<&Rubbed>| {
         let snapshot = |x: &[Vec3], v: &[Vec3]| (track && rubbed.is_none()).then(|| (x.to_vec(), v.to_vec()));
         let (friction, start) = (model.params.friction, snapshot(x_new, v_new));

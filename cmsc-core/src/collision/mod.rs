@@ -203,6 +203,11 @@ impl Colliders {
             .fold(Real::INFINITY, Real::min)
     }
 
+    /// Whether there is no obstacle: no ground and no sphere.
+    pub fn is_empty(&self) -> bool {
+        self.ground.is_none() && self.spheres.is_empty()
+    }
+
     /// Projects every non-pinned vertex out of every obstacle, with the contact law of the
     /// [module docs](self#one-contact-law).
     ///
@@ -229,7 +234,7 @@ impl Colliders {
         h: Real,
         rubbed: Option<&[bool]>,
     ) -> usize {
-        if self.ground.is_none() && self.spheres.is_empty() {
+        if self.is_empty() {
             return 0;
         }
         let friction = Friction { law, value: friction, h };
