@@ -454,32 +454,17 @@ fn collide(
     };
     contacts += self_collide(x_new, v_new, None);
     let law = model.friction_law;
-    // where self-collision may press vertices back into an obstacle: what each kind of obstacle
-    // changed in the first push, whose per-step friction the second does not take again
-    let track = model.self_collision.is_some()
-        && !(model.colliders.is_empty() && model.mesh_colliders.meshes().is_empty());
-    let obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool], rubbed: Option<&Rubbed>| {
-        let snapshot = |x: &[Vec3], v: &[Vec3]| (track && rubbed.is_none()).then(|| (x.to_vec(), v.to_vec()));
-        let (friction, start) = (model.params.friction, snapshot(x_new, v_new));
-        let on = rubbed.map(|r| &r.colliders[..]);
-        let mut pushed = model.colliders.project(x_old, x_new, v_new, pinned, friction, law, h, on);
-        let between = snapshot(x_new, v_new);
-        let on = rubbed.map(|r| &r.meshes[..]);
-        pushed += model.mesh_colliders.project(x_old, x_new, v_new, pinned, h, state.steps, law, on);
-        let edges = &model.surface_edges;
-        pushed +=
-            model.mesh_colliders.project_edges(edges, x_old, x_new, v_new, pinned, h, law, state.steps, on);
-        let changed = |(x, v): &(Vec<Vec3>, Vec<Vec3>), x_now: &[Vec3], v_now: &[Vec3]| -> Vec<bool> {
-            (0..x.len()).map(|i| x[i] != x_now[i] || v[i] != v_now[i]).collect()
-        };
-        let now = start.zip(between).map(|(start, between)| Rubbed {
-            colliders: changed(&start, &between.0, &between.1),
-            meshes: changed(&between, x_new, v_new),
-        });
-        (pushed, now)
+    let mut taken = Taken { colliders: vec![false; x_new.len()], meshes: vec![false; x_new.len()] };
+    let mut obstacles = |x_new: &mut [Vec3], v_new: &mut [Vec3], pinned: &[bool]| {
+        let friction = model.params.friction;
+        let mut pushed =
+            model.colliders.project(x_old, x_new, v_new, pinned, friction, law, h, &mut taken.colliders);
+        let (meshes, edges, step) = (&model.mesh_colliders, &model.surface_edges, state.steps);
+        pushed += meshes.project(x_old, x_new, v_new, pinned, h, step, law, &mut taken.meshes);
+        pushed + meshes.project_edges(edges, x_old, x_new, v_new, pinned, h, law, step, &mut taken.meshes)
     };
-    let (pushed, rubbed) = obstacles(x_new, v_new, pinned, None);
-    if let (true, Some(rubbed)) = (pushed > 0, rubbed) {
+    let pushed = obstacles(x_new, v_new, pinned);
+    if pushed > 0 && model.self_collision.is_some() {
         let before = x_new.to_vec();
         contacts += self_collide(x_new, v_new, None);
         // the obstacles again, for the vertices that projection moved only (the others keep
@@ -487,7 +472,7 @@ fn collide(
         // is not taken again by the kind of obstacle that took it in the first)
         let unmoved: Vec<bool> = (0..x_new.len()).map(|i| pinned[i] || before[i] == x_new[i]).collect();
         let before = x_new.to_vec();
-        obstacles(x_new, v_new, &unmoved, Some(&rubbed));
+        obstacles(x_new, v_new, &unmoved);
         let backed: Vec<bool> = before.iter().zip(x_new.iter()).map(|(a, b)| a != b).collect();
         if backed.contains(&true) {
             contacts += self_collide(x_new, v_new, Some(backed));
@@ -496,11 +481,12 @@ fn collide(
     contacts + pushed
 }
 
-/// The vertices the first obstacle push of a step changed, by kind of obstacle ([`collide`]): the
-/// ground and spheres (one friction), and the mesh colliders. Under
-/// [`FrictionLaw::PerStep`](crate::FrictionLaw::PerStep) each took its fraction from them, which
-/// the step's second push does not take again.
-struct Rubbed {
+/// The vertices each kind of obstacle took its friction from in a step ([`collide`]): the ground
+/// and spheres (one friction), and the mesh colliders (their faces and edges). Under
+/// [`FrictionLaw::PerStep`](crate::FrictionLaw::PerStep) a kind takes its fraction from a
+/// vertex once a step: not again in the step's second push, and not again at a mesh's edge from
+/// a vertex its faces pushed.
+struct Taken {
     colliders: Vec<bool>,
     meshes: Vec<bool>,
 }

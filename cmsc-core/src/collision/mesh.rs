@@ -324,8 +324,9 @@ impl MeshColliders {
     ///   projected in place; `v` — end-of-step velocities (m/s), corrected in place.
     /// * `pinned` — vertices to leave alone; `h` — the step (s); `step` — the number of the
     ///   step being taken (completed steps before it); `law` — the friction law the meshes'
-    ///   `friction` values were checked for; `rubbed` — as in
-    ///   [`Colliders::project`](super::Colliders::project).
+    ///   `friction` values were checked for; `taken` — as in
+    ///   [`Colliders::project`](super::Colliders::project), for the mesh colliders as one kind
+    ///   of obstacle (a vertex touching two meshes in one push loses the fraction of each).
     ///
     /// Returns the number of vertices in contact.
     #[allow(clippy::too_many_arguments)] // the state, the pins, the step and the friction law
@@ -338,22 +339,23 @@ impl MeshColliders {
         h: Real,
         step: u64,
         law: FrictionLaw,
-        rubbed: Option<&[bool]>,
+        taken: &mut [bool],
     ) -> usize {
         if self.meshes.is_empty() {
             return 0;
         }
         let motion = self.motion(step);
-        x.par_iter_mut()
-            .zip(v.par_iter_mut())
+        (x, v, taken)
+            .into_par_iter()
             .enumerate()
             .filter(|(i, _)| !pinned[*i])
-            .map(|(i, (p, vi))| {
+            .map(|(i, (p, vi, taken))| {
                 let mut touched = false;
                 for m in &self.meshes {
-                    let friction = Friction { law, value: m.friction, h }.for_vertex(i, rubbed);
+                    let friction = Friction { law, value: m.friction, h }.for_vertex(*taken);
                     touched |= m.project_vertex(x_old[i], p, vi, friction, motion);
                 }
+                *taken |= touched;
                 touched as usize
             })
             .sum()
@@ -376,9 +378,10 @@ impl MeshColliders {
     /// (`surface`, vertex pairs) at least the contact distance from the obstacles' convex sharp
     /// edges, after the vertices were
     /// projected, then applies the contact law to every vertex an edge moved (once per step,
-    /// with the edge's mesh's friction under `law`, `rubbed` as in
-    /// [`Colliders::project`](super::Colliders::project); `x_old` are the positions at the start
-    /// of the step, `h` the step, s). Returns the number of spring–edge contacts applied.
+    /// with the edge's mesh's friction under `law`, `taken` as in
+    /// [`MeshColliders::project`]: a vertex the faces just pushed, its spring across an edge,
+    /// loses the per-step fraction once; `x_old` are the positions at the start of the step,
+    /// `h` the step, s). Returns the number of spring–edge contacts applied.
     #[allow(clippy::too_many_arguments)] // the state, the springs, the pins and the friction
     pub fn project_edges(
         &self,
@@ -390,7 +393,7 @@ impl MeshColliders {
         h: Real,
         law: FrictionLaw,
         step: u64,
-        rubbed: Option<&[bool]>,
+        taken: &mut [bool],
     ) -> usize {
         let motion = self.motion(step);
         let edges: Vec<EdgeNow> = self.meshes.iter().flat_map(|m| m.edges_now(motion)).collect();
@@ -460,7 +463,8 @@ impl MeshColliders {
             if push > 0.0 {
                 let (start, velocity) = (x_old[i] + moved, moved / h);
                 let c = Contact { normal: pushed / push, start, velocity, push };
-                respond(&c, &mut x[i], &mut v[i], Friction { law, value: friction, h }.for_vertex(i, rubbed));
+                respond(&c, &mut x[i], &mut v[i], Friction { law, value: friction, h }.for_vertex(taken[i]));
+                taken[i] = true;
                 // friction may have moved it back within reach of a face
                 for m in &self.meshes {
                     m.push_out(&mut x[i]);

@@ -125,13 +125,13 @@ struct Friction {
 }
 
 impl Friction {
-    /// This friction for vertex `i`, given the vertices whose friction the step already took
-    /// (`rubbed`, [`Colliders::project`]): none for those under [`FrictionLaw::PerStep`], whose
+    /// This friction for a vertex whose friction from this kind of obstacle the step already
+    /// took (`taken`, [`Colliders::project`]) or not: none under [`FrictionLaw::PerStep`], whose
     /// fraction is taken once per step; as it is under [`FrictionLaw::Coulomb`], whose
     /// tangential impulse follows the push's own normal impulse.
-    fn for_vertex(self, i: usize, rubbed: Option<&[bool]>) -> Friction {
+    fn for_vertex(self, taken: bool) -> Friction {
         match self.law {
-            FrictionLaw::PerStep if rubbed.is_some_and(|r| r[i]) => Friction { value: 0.0, ..self },
+            FrictionLaw::PerStep if taken => Friction { value: 0.0, ..self },
             _ => self,
         }
     }
@@ -216,10 +216,11 @@ impl Colliders {
     ///   projected in place; `v` — end-of-step velocities (m/s), corrected in place.
     /// * `pinned` — vertices to leave alone; `friction` — under `law` (checked by
     ///   [`FrictionLaw::check`]); `h` — the step (s, `> 0`).
-    /// * `rubbed` — the vertices an earlier push of the same step by the same kind of obstacle
-    ///   changed (`step.rs` pushes again the vertices self-collision moved back into an
-    ///   obstacle): under [`FrictionLaw::PerStep`], a fraction per step, they lose none of their
-    ///   tangential motion again; `None` for a step's first push.
+    /// * `taken` — one flag per vertex: whether this kind of obstacle (the ground and the
+    ///   spheres) already took its friction from it in this step (`step.rs` pushes again the
+    ///   vertices self-collision moved back into an obstacle). Under [`FrictionLaw::PerStep`],
+    ///   a fraction per step, those lose none of their tangential motion again. The vertices
+    ///   this push touches are flagged.
     ///
     /// Returns the number of vertices in contact.
     #[allow(clippy::too_many_arguments)] // the state, the pins and the friction of one step
@@ -232,7 +233,7 @@ impl Colliders {
         friction: Real,
         law: FrictionLaw,
         h: Real,
-        rubbed: Option<&[bool]>,
+        taken: &mut [bool],
     ) -> usize {
         if self.is_empty() {
             return 0;
@@ -243,7 +244,7 @@ impl Colliders {
             if pinned[i] {
                 continue;
             }
-            let friction = friction.for_vertex(i, rubbed);
+            let friction = friction.for_vertex(taken[i]);
             let contact = |normal, push| Contact { normal, start: x_old[i], velocity: Vec3::zeros(), push };
             let mut touched = false;
             if let Some(z0) = self.ground {
@@ -269,6 +270,7 @@ impl Colliders {
                     touched = true;
                 }
             }
+            taken[i] |= touched;
             contacts += touched as usize;
         }
         contacts
@@ -323,12 +325,20 @@ mod tests {
         let x_old = [Vec3::new(0.0, 0.0, 0.1)];
         let mut x = [Vec3::new(1.0, 0.0, -0.2)];
         let mut v = [Vec3::new(10.0, 0.0, -3.0)];
-        assert_eq!(c.project(&x_old, &mut x, &mut v, &[false], 1.0, FrictionLaw::PerStep, 0.01, None), 1);
+        let mut taken = [false];
+        assert_eq!(
+            c.project(&x_old, &mut x, &mut v, &[false], 1.0, FrictionLaw::PerStep, 0.01, &mut taken),
+            1
+        );
         assert_eq!(x[0], Vec3::new(0.0, 0.0, 0.0));
         assert_eq!(v[0], Vec3::zeros());
+        // pushed again in the same step (`taken`): the fraction is not taken again
+        let (mut x, mut v) = ([Vec3::new(1.0, 0.0, -0.2)], [Vec3::new(10.0, 0.0, -3.0)]);
+        c.project(&x_old, &mut x, &mut v, &[false], 1.0, FrictionLaw::PerStep, 0.01, &mut taken);
+        assert_eq!((x[0], v[0]), (Vec3::new(1.0, 0.0, 0.0), Vec3::new(10.0, 0.0, 0.0)));
         let mut x = [Vec3::new(1.0, 0.0, -0.2)];
         let mut v = [Vec3::new(10.0, 0.0, -3.0)];
-        c.project(&x_old, &mut x, &mut v, &[false], 0.0, FrictionLaw::PerStep, 0.01, None);
+        c.project(&x_old, &mut x, &mut v, &[false], 0.0, FrictionLaw::PerStep, 0.01, &mut [false]);
         assert_eq!(x[0], Vec3::new(1.0, 0.0, 0.0));
         assert_eq!(v[0], Vec3::new(10.0, 0.0, 0.0));
     }
@@ -339,10 +349,12 @@ mod tests {
         let x_old = [Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.5)];
         let mut x = [Vec3::new(0.5, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.5)];
         let mut v = [Vec3::new(-1.0, 0.0, 0.0), Vec3::zeros()];
+        let mut taken = [false; 2];
         assert_eq!(
-            c.project(&x_old, &mut x, &mut v, &[false, true], 0.0, FrictionLaw::PerStep, 0.01, None),
+            c.project(&x_old, &mut x, &mut v, &[false, true], 0.0, FrictionLaw::PerStep, 0.01, &mut taken),
             1
         );
+        assert_eq!(taken, [true, false]);
         assert!((x[0] - Vec3::new(1.0, 0.0, 0.0)).norm() < 1e-15);
         assert_eq!(v[0], Vec3::zeros());
         assert_eq!(x[1], Vec3::new(0.0, 0.0, 0.5));
@@ -356,16 +368,19 @@ mod tests {
         let x_old = [Vec3::new(0.0, 0.0, 0.1)];
         let mut x = [Vec3::new(1.0, 0.0, -0.2)];
         let mut v = [Vec3::new(10.0, 0.0, -3.0)];
-        assert_eq!(c.project(&x_old, &mut x, &mut v, &[false], 0.5, FrictionLaw::Coulomb, 0.1, None), 1);
+        assert_eq!(
+            c.project(&x_old, &mut x, &mut v, &[false], 0.5, FrictionLaw::Coulomb, 0.1, &mut [false]),
+            1
+        );
         assert!((x[0] - Vec3::new(0.85, 0.0, 0.0)).norm() < 1e-15, "{x:?}");
         assert!((v[0] - Vec3::new(8.5, 0.0, 0.0)).norm() < 1e-14, "{v:?}");
         // the push-out speed counts when it is the larger: 0.5 m / 0.1 s = 5 m/s > 3 m/s
         let (mut x, mut v) = ([Vec3::new(1.0, 0.0, -0.5)], [Vec3::new(10.0, 0.0, -3.0)]);
-        c.project(&x_old, &mut x, &mut v, &[false], 0.5, FrictionLaw::Coulomb, 0.1, None);
+        c.project(&x_old, &mut x, &mut v, &[false], 0.5, FrictionLaw::Coulomb, 0.1, &mut [false]);
         assert!((v[0] - Vec3::new(7.5, 0.0, 0.0)).norm() < 1e-14, "{v:?}");
         // within the cone (μ Δv_n = 30 m/s > 10 m/s): it sticks where it started
         let (mut x, mut v) = ([Vec3::new(1.0, 0.0, -0.2)], [Vec3::new(10.0, 0.0, -3.0)]);
-        c.project(&x_old, &mut x, &mut v, &[false], 10.0, FrictionLaw::Coulomb, 0.1, None);
+        c.project(&x_old, &mut x, &mut v, &[false], 10.0, FrictionLaw::Coulomb, 0.1, &mut [false]);
         assert_eq!((x[0], v[0]), (Vec3::zeros(), Vec3::zeros()));
     }
 
