@@ -36,7 +36,7 @@ use crate::error::{Divergence, Error, Result};
 use crate::fields::{add_gravity, gravity_energy};
 use crate::integrator::{Explicit, Imex, Integrate, LowDissipation, Next, Now, Potential, Verlet};
 use crate::linsolve::GlobalSolver;
-use crate::math::{is_finite3, Real, Vec3};
+use crate::math::{is_finite3, ordered_blocks, Real, Vec3, SUM_BLOCK};
 use crate::model::{Integrator, Model, SimParams};
 use crate::springs::spring_energy;
 use crate::state::State;
@@ -564,7 +564,17 @@ pub const RUNAWAY_FACTOR: Real = 10.0;
 /// honest scene moves a small fraction of its size per step (a mesh pushed apart at a few m/s
 /// moves millimetres per 1/120 s step).
 fn unresolved_motion(x: &[Vec3], x_new: &[Vec3], mass: &[Real], pinned: &[bool]) -> Option<Runaway> {
-    let free = || (0..x.len()).into_par_iter().filter(|&i| !pinned[i]);
+    unresolved_motion_beyond(x, x_new, mass, pinned, RUNAWAY_FACTOR)
+}
+
+/// [`unresolved_motion`] with `factor` in place of [`RUNAWAY_FACTOR`].
+fn unresolved_motion_beyond(
+    x: &[Vec3],
+    x_new: &[Vec3],
+    mass: &[Real],
+    pinned: &[bool],
+    factor: Real,
+) -> Option<Runaway> {
     let (lo, hi) = x
         .par_iter()
         .fold_with((Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)), |(lo, hi), p| {
@@ -575,16 +585,25 @@ fn unresolved_motion(x: &[Vec3], x_new: &[Vec3], mass: &[Real], pinned: &[bool])
             |a, b| (a.0.inf(&b.0), a.1.sup(&b.1)),
         );
     let size = (hi - lo).norm();
-    let (moment, total) = free()
-        .map(|i| (mass[i] * (x_new[i] - x[i]), mass[i]))
-        .reduce(|| (Vec3::zeros(), 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+    // the mean displacement in a fixed order: the verdict does not depend on the threads
+    let add = |(m, t): (Vec3, Real), (dm, dt): (Vec3, Real)| (m + dm, t + dt);
+    let blocks = ordered_blocks(x.len(), SUM_BLOCK, |block| {
+        block
+            .filter(|&i| !pinned[i])
+            .map(|i| (mass[i] * (x_new[i] - x[i]), mass[i]))
+            .fold((Vec3::zeros(), 0.0), add)
+    });
+    let (moment, total) = blocks.into_iter().fold((Vec3::zeros(), 0.0), add);
     if total <= 0.0 || !(size.is_finite() && size > 0.0) {
         return None; // one vertex, or all in one point: no size to compare with
     }
     let mean = moment / total;
-    let (vertex, distance) =
-        free().map(|i| (i, (x_new[i] - x[i] - mean).norm())).max_by(|a, b| a.1.total_cmp(&b.1))?;
-    (distance > RUNAWAY_FACTOR * size).then_some(Runaway { vertex, distance, size })
+    let (vertex, distance) = (0..x.len())
+        .into_par_iter()
+        .filter(|&i| !pinned[i])
+        .map(|i| (i, (x_new[i] - x[i] - mean).norm()))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (distance > factor * size).then_some(Runaway { vertex, distance, size })
 }
 
 fn first_non_finite(x: &[Vec3], v: &[Vec3]) -> Option<usize> {
@@ -626,5 +645,39 @@ mod tests {
         // one vertex (no size): never, whatever rounding leaves relative to the mean
         let one = [Vec3::new(0.1, 0.2, 0.3)];
         assert_eq!(unresolved_motion(&one, &[Vec3::new(0.7, -3.1, 1e9)], &[1.0], &[false]), None);
+    }
+
+    /// The guard's verdict is a threshold on a measure that subtracts a sum over all free
+    /// vertices (the mean displacement): it must not depend on how many threads add it up, or
+    /// one state could fail on one machine and step on another. Here everything falls 2 m in
+    /// the step and moves nanometres of its own, so the mean's rounding shows in the measure;
+    /// as a rayon `reduce`, the farthest vertex's measure differed in its 8th digit on 2
+    /// threads.
+    #[test]
+    fn the_runaway_measure_has_the_same_bits_on_any_number_of_threads() {
+        let n = 100_003;
+        let wave = |i: usize, k: Real| ((i as Real) * k).sin();
+        let x: Vec<Vec3> = (0..n).map(|i| Vec3::new(wave(i, 0.37), wave(i, 0.71), wave(i, 1.13))).collect();
+        let x_new: Vec<Vec3> = x
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p + Vec3::new(1e-9 * wave(i, 0.29), 0.0, 2.0 + 3e-9 * wave(i, 0.53)))
+            .collect();
+        let mass: Vec<Real> = (0..n).map(|i| 1e-3 * (1.5 + wave(i, 0.91))).collect();
+        let pinned: Vec<bool> = (0..n).map(|i| i % 97 == 0).collect();
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            // a threshold of 0: the measure itself, of the vertex that moved farthest
+            pool.install(|| unresolved_motion_beyond(&x, &x_new, &mass, &pinned, 0.0)).unwrap()
+        };
+        let one = on(1);
+        for threads in [2, 3, 4, 7] {
+            let r = on(threads);
+            assert_eq!(
+                (r.vertex, r.distance.to_bits()),
+                (one.vertex, one.distance.to_bits()),
+                "{threads} threads"
+            );
+        }
     }
 }
