@@ -564,17 +564,13 @@ pub const RUNAWAY_FACTOR: Real = 10.0;
 /// honest scene moves a small fraction of its size per step (a mesh pushed apart at a few m/s
 /// moves millimetres per 1/120 s step).
 fn unresolved_motion(x: &[Vec3], x_new: &[Vec3], mass: &[Real], pinned: &[bool]) -> Option<Runaway> {
-    unresolved_motion_beyond(x, x_new, mass, pinned, RUNAWAY_FACTOR)
+    farthest_move(x, x_new, mass, pinned).filter(|r| r.distance > RUNAWAY_FACTOR * r.size)
 }
 
-/// [`unresolved_motion`] with `factor` in place of [`RUNAWAY_FACTOR`].
-fn unresolved_motion_beyond(
-    x: &[Vec3],
-    x_new: &[Vec3],
-    mass: &[Real],
-    pinned: &[bool],
-    factor: Real,
-) -> Option<Runaway> {
+/// [`unresolved_motion`]'s measure, whatever its size: the free vertex that moved farthest
+/// relative to the mass-weighted mean move, with the system's size; `None` where there is no
+/// free vertex or no size.
+fn farthest_move(x: &[Vec3], x_new: &[Vec3], mass: &[Real], pinned: &[bool]) -> Option<Runaway> {
     let (lo, hi) = x
         .par_iter()
         .fold_with((Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)), |(lo, hi), p| {
@@ -603,7 +599,7 @@ fn unresolved_motion_beyond(
         .filter(|&i| !pinned[i])
         .map(|i| (i, (x_new[i] - x[i] - mean).norm()))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
-    (distance > factor * size).then_some(Runaway { vertex, distance, size })
+    Some(Runaway { vertex, distance, size })
 }
 
 fn first_non_finite(x: &[Vec3], v: &[Vec3]) -> Option<usize> {
@@ -667,8 +663,7 @@ mod tests {
         let pinned: Vec<bool> = (0..n).map(|i| i % 97 == 0).collect();
         let on = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            // a threshold of 0: the measure itself, of the vertex that moved farthest
-            pool.install(|| unresolved_motion_beyond(&x, &x_new, &mass, &pinned, 0.0)).unwrap()
+            pool.install(|| farthest_move(&x, &x_new, &mass, &pinned)).unwrap()
         };
         let one = on(1);
         for threads in [2, 3, 4, 7] {
