@@ -408,7 +408,11 @@ fn a_per_step_friction_is_taken_once_from_a_vertex_on_a_face_whose_spring_lies_a
         assert!(cube_distance(p, a) >= thickness * (1.0 - 1e-9), "vertex {i} ended inside: {p:?}");
         assert!((v.y - (1.0 - friction)).abs() < 1e-9, "vertex {i} slides at {} m/s", v.y);
     }
-    let edge = |p: &Vec3| Vec3::new(p.x - a, 0.0, p.z - a).norm();
-    let middle = |i: usize, j: usize| (sys.positions()[i] + sys.positions()[j]) / 2.0;
-    assert!(edge(&middle(0, 1)) >= thickness * (1.0 - 1e-6), "the edge still cuts the spring");
+    // both springs across the edge: their middles at least the thickness from it
+    let x = sys.positions();
+    for j in [1, 2] {
+        let middle = (x[0] + x[j]) / 2.0;
+        let from_edge = Vec3::new(middle.x - a, 0.0, middle.z - a).norm();
+        assert!(from_edge >= thickness * (1.0 - 1e-6), "the edge cuts spring 0–{j}: {from_edge} m");
+    }
 }
