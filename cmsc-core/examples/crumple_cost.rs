@@ -96,10 +96,29 @@
 //! layers' friction twice (15.6–15.8 s over 648 steps), then once with its faces from the
 //! refit triangles' tree (13.5–13.9 s); now from the step's candidates.
 //!
+//! Measured in one process (`48 ratio 40 adaptive`, 2 threads, 2026-11-28): 28.5–29.4 ms per
+//! step over 598 steps against 8.7–8.9 ms over 544 with the sphere alone, 3.24× (separate runs
+//! minutes apart read 3.5–3.7× that day). Where the self-collision's time goes (timers in a
+//! build that did not land): retests about 5–7 s, the step's first full tests 2–3 s, taking
+//! candidates 2.4–3.2 s (57,000 edge pairs and 19,500 vertex–triangle pairs a take, taken in
+//! 471 of the 598 steps), refits 0.6 s. Each detection finds about 1,000 contacts, a third of
+//! them new, so the passes are the contacts' own spreading. Tried and not kept, each finding
+//! the same 598 steps and the same end: candidates from a uniform grid instead of the trees
+//! (5.2 s for the takes at cells of 1.5 median boxes, 7.1–13.6 s at 0.4, 0.75 and 6: a cell of
+//! a crumpled cloth holds several layers, and its pairs grow as their square); detecting
+//! contacts within 1.03–1.25 distances so that a pass's sweeps take in the neighbours its
+//! pushes reach (a quarter fewer detections, each dearer: 17.6–23.7 s against 16.4–18.4,
+//! and 646 steps at 1.25); keeping, per edge pair, how far its ends may move before it can
+//! have a contact, to skip it in the step's later detections (a quarter of the tests skipped,
+//! at the cost of bounding every pair: 16.4–17.6 s against 15.8–16.6).
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the
 //! add-on's frictions for new objects (Layer Friction 5/s, Collision Friction 5), else none.
+//! Mode `ratio` runs `both` and `collider` in turn, three times each in one process, and
+//! prints the time per step of each run and the ratio of the medians: the shared VM's speed
+//! drifts by ±20 % between runs minutes apart, which separate processes read as a change.
 
 use std::time::Instant;
 
@@ -114,15 +133,45 @@ fn main() {
     // `adaptive`: each of the STEPS is a 1/24 s frame of `System::advance` with the add-on's
     // defaults (3 to 32 steps, iterations to the relative update 10⁻³)
     let adaptive = std::env::args().nth(4).is_some_and(|a| a == "adaptive");
-    let contacts = Contacts {
+    let friction = std::env::args().nth(5).is_some_and(|a| a == "friction");
+    let contacts = |mode: &str| Contacts {
         self_collision: mode == "self" || mode == "both",
         sphere: mode == "collider" || mode == "both",
-        friction: std::env::args().nth(5).is_some_and(|a| a == "friction"),
+        friction,
     };
+    println!("threads: {}", rayon::current_num_threads());
+    if mode != "ratio" {
+        let (total, taken_steps) = run(steps, charge, adaptive, contacts(&mode), true);
+        println!("total {total:.2} s over {steps} steps ({taken_steps} steps of the system)");
+        return;
+    }
+    let mut per_step: [Vec<f64>; 2] = Default::default();
+    for round in 0..3 {
+        for (k, mode) in ["both", "collider"].into_iter().enumerate() {
+            let (total, taken_steps) = run(steps, charge, adaptive, contacts(mode), false);
+            let ms = 1e3 * total / taken_steps as f64;
+            println!("round {round} {mode:8}: {total:.2} s over {taken_steps} steps, {ms:.2} ms per step");
+            per_step[k].push(ms);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let [both, collider] = per_step.each_mut().map(median);
+    println!("median: {both:.2} against {collider:.2} ms per step, {:.2}x", both / collider);
+}
+
+/// Runs the crumple for `steps` (frames where `adaptive`) with `contacts`, printing each step's
+/// time, largest move, lowest point and closest opposite charges where `verbose`; returns the
+/// time taken (s) and the system's steps.
+fn run(steps: u32, charge: f64, adaptive: bool, contacts: Contacts, verbose: bool) -> (f64, u32) {
     let (mut sys, _, _) = crumple(charge, if adaptive { 1e-3 } else { 0.0 }, contacts);
     let n = sys.n_vertices();
     let q = sys.charges().to_vec();
-    println!("n = {n}, threads: {}", rayon::current_num_threads());
+    if verbose {
+        println!("n = {n}");
+    }
     let (mut total, mut taken_steps) = (0.0, 0);
     for s in 0..steps {
         let before = sys.positions().to_vec();
@@ -141,6 +190,9 @@ fn main() {
         };
         let dt = t0.elapsed().as_secs_f64();
         total += dt;
+        if !verbose || !(s % 20 == 0 || dt > 0.1 || s > 40) {
+            continue;
+        }
         let moved = sys.positions().iter().zip(&before).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
         let lowest = sys.positions().iter().map(|p| p.z).fold(f64::INFINITY, f64::min);
         let x = sys.positions();
@@ -149,11 +201,7 @@ fn main() {
             .flat_map(|i| (0..n).filter(move |&j| q[i] * q[j] < 0.0 && i < j).map(move |j| (i, j)))
             .map(|(i, j)| (x[i] - x[j]).norm())
             .fold(f64::INFINITY, f64::min);
-        if s % 20 == 0 || dt > 0.1 || s > 40 {
-            println!(
-                "step {s:4}{taken}: {dt:.4} s, largest move {moved:.4} m, lowest z {lowest:.3}, closest +/- {closest:.2e}"
-            );
-        }
+        println!("step {s:4}{taken}: {dt:.4} s, largest move {moved:.4} m, lowest z {lowest:.3}, closest +/- {closest:.2e}");
     }
-    println!("total {total:.2} s over {steps} steps ({taken_steps} steps of the system)");
+    (total, taken_steps)
 }
