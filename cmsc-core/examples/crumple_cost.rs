@@ -104,11 +104,12 @@
 //! 471 of the 598 steps), refits 0.6 s. Each detection finds about 1,000 contacts, a third of
 //! them new, so the passes are the contacts' own spreading. Tried and not kept, each finding
 //! the same 598 steps and the same end: candidates from a uniform grid instead of the trees
-//! (5.2 s for the takes at cells of 1.5 median boxes, 7.1–13.6 s at 0.4, 0.75 and 6: a cell of
-//! a crumpled cloth holds several layers, and its pairs grow as their square); detecting
-//! contacts within 1.03–1.25 distances so that a pass's sweeps take in the neighbours its
-//! pushes reach (a quarter fewer detections, each dearer: 17.6–23.7 s against 16.4–18.4,
-//! and 646 steps at 1.25); keeping, per edge pair, how far its ends may move before it can
+//! (the takes 5.2 s at cells of 1.5 median boxes, 7.1–13.6 s at 0.4, 0.75 and 6, against 2.4–3.2
+//! s from the trees: a cell of a crumpled cloth holds several layers, and its pairs grow as
+//! their square); detecting contacts within 1.03–1.25 distances so that a pass's sweeps take in
+//! the neighbours its pushes reach (at 1.03 a quarter fewer detections, twice the contacts, and
+//! the same time in detections, 10.2 against 10.35 s; runs of 15.5–23.7 s against 15.4–18.4,
+//! slower from 1.05, and 646 steps at 1.25); keeping, per edge pair, how far its ends may move before it can
 //! have a contact, to skip it in the step's later detections (a quarter of the tests skipped,
 //! at the cost of bounding every pair: 16.4–17.6 s against 15.8–16.6).
 //!
