@@ -523,14 +523,7 @@ impl System {
     /// repeated corners or zero area at the current positions; the surface in force is unchanged.
     pub fn set_surface(&mut self, triangles: &[[u32; 3]]) -> Result<()> {
         crate::collision::check_triangles("triangles", triangles, &self.state.x)?;
-        let mut edges: Vec<[u32; 2]> = triangles
-            .iter()
-            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-            .map(|[a, b]| [a.min(b), a.max(b)])
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
-        self.model.surface_edges = edges;
+        self.model.surface_edges = crate::collision::edges_of(triangles);
         Ok(())
     }
 

@@ -36,6 +36,18 @@ pub(crate) fn check_triangles(name: &'static str, triangles: &[[u32; 3]], vertic
     Ok(())
 }
 
+/// Every edge of `triangles` once, `[i, j]` with `i < j`, in order.
+pub(crate) fn edges_of(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
+    let mut edges: Vec<[u32; 2]> = triangles
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .map(|[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
 /// The closest point to `p` on triangle `(a, b, c)` (its boundary and interior) and where it
 /// lies: [`TrianglePointLocation::OnFace`] inside the face, `OnEdge` or `OnVertex` on its
 /// boundary (parry's Voronoi-region projection, as Ericson, *Real-Time Collision Detection*,

@@ -56,7 +56,7 @@
 
 mod geometry;
 
-pub(crate) use geometry::check_triangles;
+pub(crate) use geometry::{check_triangles, edges_of};
 mod mesh;
 mod self_contact;
 

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use parry3d_f64::shape::TrianglePointLocation;
 
-use super::geometry::{check_triangles, closest_on_triangle, triangle_normal};
+use super::geometry::{check_triangles, closest_on_triangle, edges_of, triangle_normal};
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Real, Vec3};
 use narrow::{apart, barycentric, edge_edge, meeting_reach2, vertex_triangle_crossing, INSIDE};
@@ -215,13 +215,7 @@ impl SelfCollision {
         }
         check_triangles("triangles", triangles, x)?;
         let max_distance = distance.iter().copied().fold(0.0, Real::max);
-        let mut edges: Vec<[u32; 2]> = triangles
-            .iter()
-            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-            .map(|[a, b]| [a.min(b), a.max(b)])
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let edges = edges_of(triangles);
         Ok(SelfCollision {
             triangles: triangles.to_vec(),
             edges,
