@@ -113,6 +113,18 @@
 //! have a contact, to skip it in the step's later detections (a quarter of the tests skipped,
 //! at the cost of bounding every pair: 16.4–17.6 s against 15.8–16.6).
 //!
+//! Counted in instructions (callgrind, one thread, the first 11 frames: `valgrind
+//! --tool=callgrind target/release/examples/crumple_cost 11 both 40 adaptive` with
+//! `RAYON_NUM_THREADS=1`), which the VM's drift does not move: 8.09 billion. Each vertex's
+//! candidate triangles queried in the triangles' tree, instead of a tree of the vertices'
+//! boxes built at every take and traversed against it: 7.76 billion (the candidates 0.59 →
+//! 0.26; same states). Tried and not kept: each edge's candidates queried in the edges' tree
+//! in parallel, instead of one traversal of the tree against itself (the edge candidates 0.44
+//! → 1.38 billion: each pair is found twice and each query descends from the root); a
+//! retest listing the pairs of the vertices that moved from a per-item index, instead of
+//! checking every candidate's flags (1.6 % more instructions over 14 frames: a third of the
+//! pairs have a moved vertex, and listing them costs what checking the rest did).
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the
