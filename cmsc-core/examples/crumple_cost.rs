@@ -118,7 +118,7 @@
 //! `RAYON_NUM_THREADS=1`), which the VM's drift does not move: 8.09 billion. Each vertex's
 //! candidate triangles queried in the triangles' tree, instead of a tree of the vertices'
 //! boxes built at every take and traversed against it: 7.79 billion (the candidates 0.59 →
-//! 0.26; same states). Tried and not kept: each edge's candidates queried in the edges' tree
+//! 0.26 in a draft where callgrind still showed them apart; same states). Tried and not kept: each edge's candidates queried in the edges' tree
 //! in parallel, instead of one traversal of the tree against itself (the edge candidates 0.44
 //! → 1.38 billion: each pair is found twice and each query descends from the root); a
 //! retest listing the pairs of the vertices that moved from a per-item index, instead of
