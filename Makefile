@@ -55,12 +55,13 @@ test: lint doc unit ctest pytest prune-debug blender-test package-check prune-pa
 
 ## With CMSC_PRUNE set (.ci/run sets it: a clean machine's disk is the limit), `make test` deletes
 ## what the later tiers no longer read: the debug build after the C and Python tests, the cross
-## builds, Wine and the Blender venvs after the package check. Without it nothing is deleted.
+## builds, Wine and the Blender venvs after the package check (the Linux build stays: the validation
+## smoke loads it). Without it nothing is deleted.
 .PHONY: prune-debug prune-packaging
 prune-debug:
 	$(if $(CMSC_PRUNE),rm -rf target/debug,@true)
 prune-packaging:
-	$(if $(CMSC_PRUNE),rm -rf target/cross target/zig target/wine $(foreach r,$(BLENDER_RELEASES),$(call blender_venv,$(r))),@true)
+	$(if $(CMSC_PRUNE),rm -rf target/cross target/wine $(foreach r,$(BLENDER_RELEASES),$(call blender_venv,$(r))),@true)
 
 ## lint: rustfmt and clippy over the Rust code (clippy also holds it to rust-version), that
 ## rust-version is true for every locked dependency (tests/check_msrv.py), and ruff (ruff.toml)
@@ -94,8 +95,13 @@ unit: .venv-nvrtc/.installed
 	CMSC_REQUIRE_NVRTC=1 LD_LIBRARY_PATH=$(NVRTC_LIB)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} $(CARGO) test --workspace
 
 ## ctest: the C ABI from C: tests/c/smoke.c against include/cmsc.h and libcmsc.so
+## TEST_LIB builds target/debug/libcmsc.so in the test profile (optimised, debug assertions on)
+## with the features `unit` resolved: with --tests in the same invocation the dev-dependencies'
+## features (criterion's, proptest's) unify as they did for `cargo test`, so after `unit` only
+## the library is linked (seconds); a plain `cargo build -p cmsc-ffi` rebuilt ~20 crates (3 min).
+TEST_LIB := $(CARGO) build --workspace --lib --tests --profile test
 ctest:
-	$(CARGO) build -p cmsc-ffi
+	$(TEST_LIB)
 	mkdir -p target/c
 	$(CC) -std=c99 -Wall -Wextra -Werror -Iinclude tests/c/smoke.c -Ltarget/debug -lcmsc -lm \
 		-Wl,-rpath,$(CURDIR)/target/debug -o target/c/smoke
@@ -109,7 +115,7 @@ ctest:
 	touch $@
 
 pytest: .venv/.installed
-	$(CARGO) build -p cmsc-ffi
+	$(TEST_LIB)
 	CMSC_LIB=$(CURDIR)/target/debug/libcmsc.so .venv/bin/python -m pytest -q tests/python
 
 ## addon: dist/cmsc-<version>-<platform>.zip for each platform Blender 4.2+ extensions support
@@ -166,12 +172,17 @@ addon: addon-linux cross-tools
 		|| exit 1; done
 	python3 tools/package_addon.py dist windows-x64=$(WIN_LIB) macos-arm64=$(MAC_ARM_LIB) macos-x64=$(MAC_X64_LIB)
 
+## linux-lib: $(ZIG_LIB), the Linux library that ships (glibc 2.28, above); the validation
+## tiers load it too, so that `make test` builds the release profile once for Linux
 ## addon-linux: the Linux zip alone, $(ADDON_ZIP) (what demo and bench-bake install); it removes
 ## every other zip from dist/, so that none of an older version or naming stays behind
-addon-linux: .venv-zig/.installed
+.PHONY: linux-lib
+linux-lib: .venv-zig/.installed
 	PATH=$(CURDIR)/.venv-zig/bin:$$PATH $(CARGO) zigbuild --release -p cmsc-ffi \
 		--target x86_64-unknown-linux-gnu.2.28 --target-dir target/zig
 	python3 tests/check_glibc.py $(ZIG_LIB) 2.28
+
+addon-linux: linux-lib
 	rm -f dist/cmsc-*.zip
 	python3 tools/package_addon.py dist linux-x64=$(ZIG_LIB)
 
@@ -295,16 +306,14 @@ fmm3d: $(FMM3D_LIB)
 	.venv-validation/bin/pip install -q -r tests/validation/requirements.txt
 	touch $@
 
-validate: .venv-validation/.installed $(FMM3D_LIB)
-	$(CARGO) build --release -p cmsc-ffi
-	CMSC_LIB=$(CURDIR)/target/release/libcmsc.so FMM3D_LIB=$(CURDIR)/$(FMM3D_LIB) \
+validate: .venv-validation/.installed linux-lib $(FMM3D_LIB)
+	CMSC_LIB=$(CURDIR)/$(ZIG_LIB) FMM3D_LIB=$(CURDIR)/$(FMM3D_LIB) \
 		.venv-validation/bin/python tests/validation/run.py --out $(OUT)/validation
 
 ## validate-smoke: the small version (~1-3 min) with its assertions (tests/validation/test_smoke.py);
 ## FMM3D there is the serial fmm3dpy wheel, an accuracy reference (the source build takes ~3 min)
-validate-smoke: .venv-validation/.installed
-	$(CARGO) build --release -p cmsc-ffi
-	CMSC_LIB=$(CURDIR)/target/release/libcmsc.so VALIDATION_OUT=$(abspath $(OUT))/validation-smoke \
+validate-smoke: .venv-validation/.installed linux-lib
+	CMSC_LIB=$(CURDIR)/$(ZIG_LIB) VALIDATION_OUT=$(abspath $(OUT))/validation-smoke \
 		.venv-validation/bin/python -m pytest -q -p no:cacheprovider tests/validation
 
 ## header: regenerate include/cmsc.h with the pinned cbindgen (the tests fail when it is stale)
