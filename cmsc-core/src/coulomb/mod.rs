@@ -51,7 +51,7 @@ pub use gpu::DirectGpu;
 pub use p3m::{P3m, P3mTimings, P3M_DEFAULT_TOLERANCE};
 
 pub use direct::{coulomb_energy, DirectSum};
-pub(crate) use kernel::{inv_r, inv_r3};
+pub(crate) use kernel::{inv_r, inv_r3, vjp_sum, Soa};
 
 use crate::error::Result;
 use crate::math::{Real, Vec3};

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::coulomb::inv_r3;
+use crate::coulomb::{inv_r3, vjp_sum, Soa};
 use crate::fields::ExternalField;
 use crate::math::{Mat3, Real, Vec3};
 use crate::springs::Springs;
@@ -24,28 +24,15 @@ pub struct Adjoints<'a> {
 /// With `r = x_i − x_j`, `s² = max(|r|², a²)` and `w = s⁻³`, the force's pair blocks are
 /// `G_ij = k_c q_i q_j (w I − 3 w r rᵀ / s²)` beyond `a` and `k_c q_i q_j w I` inside it (`w`
 /// is then constant), symmetric in `i, j`, so that `x̄_i = Σ_j G_ij (f̄_i − f̄_j)` and
-/// `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`.
+/// `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`: the pair sums are the SIMD kernel
+/// `vjp_sum` of the direct sum's (positions, charges and adjoints as arrays of each component).
 pub fn coulomb_vjp(x: &[Vec3], q: &[Real], k_c: Real, a: Real, f_bar: &[Vec3], out: Adjoints<'_>) {
     let a2 = a * a;
+    let (mut sources, mut adjoints) = (Soa::default(), Soa::default());
+    sources.load(x, q);
+    adjoints.load(f_bar, &[]);
     out.x_bar.par_iter_mut().zip(out.q_bar.par_iter_mut()).enumerate().for_each(|(i, (xb, qb))| {
-        let (xi, fi) = (x[i], f_bar[i]);
-        let (mut acc_x, mut acc_q) = (Vec3::zeros(), 0.0);
-        for j in 0..x.len() {
-            if j == i || q[j] == 0.0 {
-                continue;
-            }
-            let r = xi - x[j];
-            let r2 = r.norm_squared();
-            let w = inv_r3(r2, a2);
-            if w == 0.0 {
-                continue; // coincident at a = 0: the forward pass skipped this pair too
-            }
-            let df = fi - f_bar[j];
-            let rdf = r.dot(&df);
-            let radial = if r2 > a2 { 3.0 * w * rdf / r2 } else { 0.0 };
-            acc_x += (df * w - r * radial) * q[j];
-            acc_q += q[j] * w * rdf;
-        }
+        let (acc_x, acc_q) = vjp_sum(x[i], f_bar[i], a2, &sources, &adjoints);
         *xb += acc_x * (k_c * q[i]);
         *qb += k_c * acc_q;
     });
@@ -220,6 +207,48 @@ mod tests {
                 },
                 |x, q, fb, x_bar, q_bar| coulomb_vjp(x, q, k_c, eps, fb, Adjoints { x_bar, q_bar }),
             );
+        }
+    }
+
+    /// The SIMD pair sums against the pair-by-pair loop they replaced (skipping `j = i`, zero
+    /// charges and, at `a = 0`, coincident points), on 45 points with a coincident pair and
+    /// uncharged vertices, inside and beyond the charge radius.
+    #[test]
+    fn coulomb_vjp_is_the_pair_by_pair_sum() {
+        let n = 45;
+        let mut x: Vec<Vec3> = (0..n)
+            .map(|i| {
+                let t = i as Real;
+                Vec3::new((1.3 * t).sin(), (0.7 * t).cos(), (0.31 * t).sin() * 0.5)
+            })
+            .collect();
+        x[7] = x[3]; // coincident
+        let q: Vec<Real> =
+            (0..n).map(|i| if i % 5 == 0 { 0.0 } else { ((i as Real) * 0.9).sin() * 1e-6 }).collect();
+        let f_bar: Vec<Vec3> =
+            (0..n).map(|i| Vec3::new((i as Real).cos(), 0.5, (2.0 * i as Real).sin())).collect();
+        let k_c = crate::COULOMB_CONSTANT;
+        for a in [0.0, 0.05, 0.4] {
+            let (mut x_bar, mut q_bar) = (vec![Vec3::zeros(); n], vec![0.0; n]);
+            coulomb_vjp(&x, &q, k_c, a, &f_bar, Adjoints { x_bar: &mut x_bar, q_bar: &mut q_bar });
+            for i in 0..n {
+                let (mut want_x, mut want_q) = (Vec3::zeros(), 0.0);
+                for j in (0..n).filter(|&j| j != i && q[j] != 0.0) {
+                    let r = x[i] - x[j];
+                    let (r2, w) = (r.norm_squared(), inv_r3(r.norm_squared(), a * a));
+                    if w == 0.0 {
+                        continue;
+                    }
+                    let df = f_bar[i] - f_bar[j];
+                    let radial = if r2 > a * a { 3.0 * w * r.dot(&df) / r2 } else { 0.0 };
+                    want_x += (df * w - r * radial) * q[j];
+                    want_q += q[j] * w * r.dot(&df);
+                }
+                let (want_x, want_q) = (want_x * (k_c * q[i]), want_q * k_c);
+                assert!((x_bar[i] - want_x).norm() <= 1e-12 * want_x.norm() + 1e-300, "a = {a}, x̄ {i}");
+                assert!((q_bar[i] - want_q).abs() <= 1e-12 * want_q.abs() + 1e-300, "a = {a}, q̄ {i}");
+                assert!(x_bar[i].iter().all(|c| c.is_finite()) && q_bar[i].is_finite());
+            }
         }
     }
 

@@ -15,6 +15,8 @@
 //!   (Eq. (C2)), for the sums that run term by term.
 //! - The potential, `Σ_j q_j φ_a(|p − x_j|)` ([`potential_sum_refined`]), the same way in `f64`
 //!   (portable, or AVX2+FMA without a square root or division), for DDEF's potential energy.
+//! - [`vjp_sum`], the pair sums of the force's vector–Jacobian product for the gradient's reverse
+//!   pass, one branch-free loop compiled twice (portable, and for AVX2 where the CPU has it).
 
 mod avx2;
 mod mixed;
@@ -117,6 +119,57 @@ pub(crate) fn potential_sum_portable(p: Vec3, a2: Real, s: &Soa) -> Real {
     acc.iter().sum()
 }
 
+/// The pair sums of the Coulomb force's vector–Jacobian product at target `p`
+/// ([`crate::gradient::adjoint::coulomb_vjp`]): with `r = p − x_j`, `w = g(|r|)` of Eq. (C1)
+/// and `d = f̄_p − f̄_j` (the adjoints `fp` and `f`, the latter as [`Soa`] positions),
+/// `(Σ_j q_j (w d − 3 w (r·d) r / r²), Σ_j q_j w r·d)`, the radial term only beyond the charge
+/// radius (`r² > a²`; inside it `w` is constant). Branch-free over [`LANES`]-wide chunks, like
+/// [`field_sum_portable`]: the self term and padding contribute exactly 0 (`r = d = 0`, or
+/// `q_j = 0`), and the product `i = j` need not be skipped.
+#[inline(always)]
+fn vjp_sum_portable(p: Vec3, fp: Vec3, a2: Real, s: &Soa, f: &Soa) -> (Vec3, Real) {
+    let (mut ax, mut ay, mut az, mut aq) = ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
+    let chunks = s.x.chunks_exact(LANES).zip(s.y.chunks_exact(LANES)).zip(s.z.chunks_exact(LANES));
+    let adjoints = f.x.chunks_exact(LANES).zip(f.y.chunks_exact(LANES)).zip(f.z.chunks_exact(LANES));
+    for ((((cx, cy), cz), cq), ((fx, fy), fz)) in chunks.zip(s.q.chunks_exact(LANES)).zip(adjoints) {
+        for l in 0..LANES {
+            let (rx, ry, rz) = (p.x - cx[l], p.y - cy[l], p.z - cz[l]);
+            let (dx, dy, dz) = (fp.x - fx[l], fp.y - fy[l], fp.z - fz[l]);
+            let r2 = rx * rx + ry * ry + rz * rz;
+            let w = inv_r3(r2, a2);
+            let rd = rx * dx + ry * dy + rz * dz;
+            let radial = if r2 > a2 { 3.0 * w * rd / r2 } else { 0.0 };
+            ax[l] += (dx * w - rx * radial) * cq[l];
+            ay[l] += (dy * w - ry * radial) * cq[l];
+            az[l] += (dz * w - rz * radial) * cq[l];
+            aq[l] += cq[l] * w * rd;
+        }
+    }
+    (Vec3::new(ax.iter().sum(), ay.iter().sum(), az.iter().sum()), aq.iter().sum())
+}
+
+/// [`vjp_sum_portable`] compiled for AVX2 (four lanes per instruction): the same operations in
+/// the same order (Rust fuses no multiply–add on its own), so the same result to the bit.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn vjp_sum_avx2(p: Vec3, fp: Vec3, a2: Real, s: &Soa, f: &Soa) -> (Vec3, Real) {
+    vjp_sum_portable(p, fp, a2, s, f)
+}
+
+/// [`vjp_sum_portable`], in AVX2 where the CPU has it (detected at run time).
+#[inline]
+pub(crate) fn vjp_sum(p: Vec3, fp: Vec3, a2: Real, s: &Soa, f: &Soa) -> (Vec3, Real) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: AVX2 and FMA are present (checked above).
+        return unsafe { vjp_sum_avx2(p, fp, a2, s, f) };
+    }
+    vjp_sum_portable(p, fp, a2, s, f)
+}
+
 /// The potential sum at `p` (see [`potential_sum_portable`]), with the AVX2+FMA kernel
 /// where the CPU has it and `NEWTON` refinements of its `1/r` estimate: 3 give `f64` round-off,
 /// 1 a relative error of `2·10⁻⁷` per term. The portable kernel is exact either way.
@@ -128,4 +181,36 @@ pub(crate) fn potential_sum_refined<const NEWTON: usize>(p: Vec3, a2: Real, s: &
         return unsafe { avx2::potential_sum::<NEWTON>(p, a2, s) };
     }
     potential_sum_portable(p, a2, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The AVX2 build of the adjoint's pair sums is the portable one to the bit (the same
+    /// operations, no fused multiply–add), with a coincident point at `a = 0`.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vjp_sum_in_avx2_is_the_portable_sum_to_the_bit() {
+        if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {
+            eprintln!("skipped: this CPU has no AVX2+FMA");
+            return;
+        }
+        let n = 29;
+        let x: Vec<Vec3> =
+            (0..n).map(|i| Vec3::new((i as Real).sin(), (2.1 * i as Real).cos(), 0.1 * i as Real)).collect();
+        let q: Vec<Real> = (0..n).map(|i| 1e-6 * (0.3 * i as Real).cos()).collect();
+        let f: Vec<Vec3> = (0..n).map(|i| Vec3::new(0.2, (i as Real).cos(), -(i as Real).sin())).collect();
+        let (mut s, mut adj) = (Soa::default(), Soa::default());
+        s.load(&x, &q);
+        adj.load(&f, &[]);
+        for a2 in [0.0, 0.01] {
+            for i in 0..n {
+                let portable = vjp_sum_portable(x[i], f[i], a2, &s, &adj);
+                // SAFETY: AVX2 and FMA are present (checked above).
+                let simd = unsafe { vjp_sum_avx2(x[i], f[i], a2, &s, &adj) };
+                assert_eq!(portable, simd, "a² = {a2}, target {i}");
+            }
+        }
+    }
 }
