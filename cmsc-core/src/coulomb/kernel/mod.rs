@@ -183,13 +183,12 @@ pub(crate) fn potential_sum_refined<const NEWTON: usize>(p: Vec3, a2: Real, s: &
     potential_sum_portable(p, a2, s)
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
 
     /// The AVX2 build of the adjoint's pair sums is the portable one to the bit (the same
     /// operations, no fused multiply–add), with a coincident point at `a = 0`.
-    #[cfg(target_arch = "x86_64")]
     #[test]
     fn vjp_sum_in_avx2_is_the_portable_sum_to_the_bit() {
         if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {
