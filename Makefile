@@ -174,14 +174,14 @@ addon: addon-linux cross-tools
 
 ## linux-lib: $(ZIG_LIB), the Linux library that ships (glibc 2.28, above); the validation
 ## tiers load it too, so that `make test` builds the release profile once for Linux
-## addon-linux: the Linux zip alone, $(ADDON_ZIP) (what demo and bench-bake install); it removes
-## every other zip from dist/, so that none of an older version or naming stays behind
 .PHONY: linux-lib
 linux-lib: .venv-zig/.installed
 	PATH=$(CURDIR)/.venv-zig/bin:$$PATH $(CARGO) zigbuild --release -p cmsc-ffi \
 		--target x86_64-unknown-linux-gnu.2.28 --target-dir target/zig
 	python3 tests/check_glibc.py $(ZIG_LIB) 2.28
 
+## addon-linux: the Linux zip alone, $(ADDON_ZIP) (what demo and bench-bake install); it removes
+## every other zip from dist/, so that none of an older version or naming stays behind
 addon-linux: linux-lib
 	rm -f dist/cmsc-*.zip
 	python3 tools/package_addon.py dist linux-x64=$(ZIG_LIB)

@@ -24,8 +24,8 @@ pub struct Adjoints<'a> {
 /// With `r = x_i − x_j`, `s² = max(|r|², a²)` and `w = s⁻³`, the force's pair blocks are
 /// `G_ij = k_c q_i q_j (w I − 3 w r rᵀ / s²)` beyond `a` and `k_c q_i q_j w I` inside it (`w`
 /// is then constant), symmetric in `i, j`, so that `x̄_i = Σ_j G_ij (f̄_i − f̄_j)` and
-/// `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`: the pair sums are the SIMD kernel
-/// `vjp_sum` of the direct sum's (positions, charges and adjoints as arrays of each component).
+/// `q̄_i = k_c Σ_j q_j w r·(f̄_i − f̄_j)`. Exact, `O(n²)`; the pair sums run in the Coulomb
+/// kernels' SIMD loop `vjp_sum`, over positions, charges and adjoints as arrays of each component.
 pub fn coulomb_vjp(x: &[Vec3], q: &[Real], k_c: Real, a: Real, f_bar: &[Vec3], out: Adjoints<'_>) {
     let a2 = a * a;
     let (mut sources, mut adjoints) = (Soa::default(), Soa::default());
@@ -235,7 +235,8 @@ mod tests {
                 let (mut want_x, mut want_q) = (Vec3::zeros(), 0.0);
                 for j in (0..n).filter(|&j| j != i && q[j] != 0.0) {
                     let r = x[i] - x[j];
-                    let (r2, w) = (r.norm_squared(), inv_r3(r.norm_squared(), a * a));
+                    let r2 = r.norm_squared();
+                    let w = inv_r3(r2, a * a);
                     if w == 0.0 {
                         continue;
                     }
