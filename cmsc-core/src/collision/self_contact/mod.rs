@@ -15,7 +15,9 @@ use parry3d_f64::shape::TrianglePointLocation;
 use super::geometry::{check_triangles, closest_on_triangle, edges_of, triangle_normal};
 use crate::error::{Error, Result};
 use crate::math::{Mat3, Real, Vec3};
-use narrow::{apart, barycentric, edge_edge, meeting_reach2, vertex_triangle_crossing, INSIDE};
+use narrow::{
+    apart_lanes, barycentric, edge_edge, meeting_reach2, vertex_triangle_crossing, Ends, INSIDE, LANES,
+};
 
 /// Most detection passes per step: each finds the violated contacts at the current positions
 /// and runs `SWEEPS` (4) Gauss–Seidel sweeps over them; the loop stops as soon as no contact is
@@ -494,14 +496,27 @@ impl SelfCollision {
             .collect();
         let pairs = candidates
             .pairs
-            .par_iter()
-            .filter(|&&(e, f)| {
-                (edge_moved(e) || edge_moved(f))
-                    && edge_boxes[e as usize].intersects(&edge_boxes[f as usize].loosened(edge_margin))
-            })
-            .filter_map(|&(e, f)| {
-                let boxes = [&edge_boxes[e as usize], &edge_boxes[f as usize]];
-                self.edge_pair(e as usize, f, arrived, x, w_inv, boxes)
+            .par_chunks(TEST_CHUNK)
+            .flat_map_iter(|chunk| {
+                // the pairs near enough for the narrow phase, `LANES` at a time: `apart` sets
+                // aside most of them in one pass over the lanes, `edge_edge` decides the rest
+                let mut found = Vec::new();
+                let mut batch = Batch::default();
+                let near = chunk.iter().filter(|&&(e, f)| {
+                    (edge_moved(e) || edge_moved(f))
+                        && edge_boxes[e as usize].intersects(&edge_boxes[f as usize].loosened(edge_margin))
+                });
+                for &(e, f) in near {
+                    let boxes = [&edge_boxes[e as usize], &edge_boxes[f as usize]];
+                    if let Some(d) = self.edge_pair_distance(e as usize, f, w_inv, boxes) {
+                        batch.push((e, f), d, [arrived[0], x], &self.edges);
+                        if batch.len == LANES {
+                            batch.decide(|(e, f), d| found.extend(self.edge_pair(e, f, d, arrived, x)));
+                        }
+                    }
+                }
+                batch.decide(|(e, f), d| found.extend(self.edge_pair(e, f, d, arrived, x)));
+                found
             })
             .collect();
         Detection { x: x.to_vec(), boxes, pairs, points }
@@ -773,20 +788,17 @@ impl SelfCollision {
         normal.map(|n| Contact { idx, w, n, d: d_i, key: t })
     }
 
-    /// The contact of mesh edges `e` and `f` at `x` (`e < f`), if violated; none where they
-    /// share a vertex. Its distance is the largest `d_k` of its free ends (`w_inv > 0`); a pair
-    /// with none is skipped. `swept_e`, `swept_f` are the edges' boxes swept from `x_old` to `x`
-    /// ([`swept_box`]). The swept test ([`edge_edge_crossing`](narrow::edge_edge_crossing)) always applies; see
-    /// [`SelfCollision::vertex_triangle`] for `x_in`.
-    fn edge_pair(
+    /// The distance of the contact of mesh edges `e` and `f` (`e < f`), where it may have one:
+    /// none where they share a vertex, or neither has a free end with a distance, or their
+    /// boxes swept from `x_old` to `x` ([`swept_box`]) are farther apart. It is the largest
+    /// `d_k` of its free ends (`w_inv > 0`).
+    fn edge_pair_distance(
         &self,
         e: usize,
         f: u32,
-        [x_old, x_in]: [&[Vec3]; 2],
-        x: &[Vec3],
         w_inv: &[Real],
         [swept_e, swept_f]: [&Aabb; 2],
-    ) -> Option<Contact> {
+    ) -> Option<Real> {
         let ([i, j], [k, l]) = (self.edges[e], self.edges[f as usize]);
         if share_a_vertex([i, j], [k, l]) {
             return None;
@@ -800,18 +812,63 @@ impl SelfCollision {
         if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
             return None;
         }
-        let (i_old, i_new, j_old, j_new) =
-            (&x_old[i as usize], &x[i as usize], &x_old[j as usize], &x[j as usize]);
-        let (k_old, k_new, l_old, l_new) =
-            (&x_old[k as usize], &x[k as usize], &x_old[l as usize], &x[l as usize]);
-        let e0 = [*i_old, *j_old, *k_old, *l_old];
-        let e1 = [*i_new, *j_new, *k_new, *l_new];
-        if apart(&e0, &e1, d) {
-            return None;
-        }
-        let moves = [i, j, k, l].map(|v| x_in[v as usize] - x_old[v as usize]);
+        Some(d)
+    }
+
+    /// The contact of mesh edges `e` and `f` at `x` at distance `d`
+    /// ([`SelfCollision::edge_pair_distance`]), if violated, for a pair [`apart`](narrow::apart) did not set
+    /// aside. The swept test ([`edge_edge_crossing`](narrow::edge_edge_crossing)) always
+    /// applies; see [`SelfCollision::vertex_triangle`] for `x_in`.
+    fn edge_pair(&self, e: u32, f: u32, d: Real, [x_old, x_in]: [&[Vec3]; 2], x: &[Vec3]) -> Option<Contact> {
+        let idx = edge_ends(&self.edges, (e, f));
+        let e0 = idx.map(|v| x_old[v as usize]);
+        let e1 = idx.map(|v| x[v as usize]);
+        let moves = idx.map(|v| x_in[v as usize] - x_old[v as usize]);
         let (n, s, t) = edge_edge(&e0, &e1, &moves, d, true)?;
-        Some(Contact { idx: [i, j, k, l], w: [1.0 - s, s, t - 1.0, -t], n, d, key: f })
+        Some(Contact { idx, w: [1.0 - s, s, t - 1.0, -t], n, d, key: f })
+    }
+}
+
+/// The ends `[i, j, k, l]` of edge pair `(e, f)`.
+fn edge_ends(edges: &[[u32; 2]], (e, f): (u32, u32)) -> [u32; 4] {
+    let ([i, j], [k, l]) = (edges[e as usize], edges[f as usize]);
+    [i, j, k, l]
+}
+
+/// Edge pairs waiting for [`apart_lanes`]: up to [`LANES`], their ends at the start and end of
+/// the step by lane, and their distances.
+#[derive(Default)]
+struct Batch {
+    pairs: [(u32, u32); LANES],
+    e0: Ends,
+    e1: Ends,
+    d: [Real; LANES],
+    len: usize,
+}
+
+impl Batch {
+    /// Adds pair `(e, f)` of `edges` at distance `d`, its ends at `x_old` and `x`.
+    fn push(&mut self, pair: (u32, u32), d: Real, [x_old, x]: [&[Vec3]; 2], edges: &[[u32; 2]]) {
+        let l = self.len;
+        for (k, v) in edge_ends(edges, pair).into_iter().enumerate() {
+            for c in 0..3 {
+                self.e0[k][c][l] = x_old[v as usize][c];
+                self.e1[k][c][l] = x[v as usize][c];
+            }
+        }
+        (self.pairs[l], self.d[l], self.len) = (pair, d, l + 1);
+    }
+
+    /// Hands each pair [`apart`](narrow::apart) does not set aside to `narrow`, in the order they came, and
+    /// empties the batch (lanes past its length hold old pairs, decided and ignored).
+    fn decide(&mut self, mut narrow: impl FnMut((u32, u32), Real)) {
+        let apart = apart_lanes(&self.e0, &self.e1, &self.d);
+        for ((&pair, &d), apart) in self.pairs.iter().zip(&self.d).zip(apart).take(self.len) {
+            if !apart {
+                narrow(pair, d);
+            }
+        }
+        self.len = 0;
     }
 }
 
@@ -831,6 +888,10 @@ const MIN_LEVER: Real = 0.5;
 /// Most rounds of [`SelfCollision::impact_zones`] per step (16): each detects once and grows
 /// the zones by the contacts still crossed.
 const ZONE_ROUNDS: usize = 16;
+
+/// Edge pairs a detection tests as one sequential run on a thread, batched for
+/// [`apart_lanes`] (1,024).
+const TEST_CHUNK: usize = 1024;
 
 /// Gauss–Seidel sweeps over the contacts found so far, per detection pass.
 const SWEEPS: usize = 4;
@@ -1391,6 +1452,7 @@ impl BroadPhase {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use narrow::apart;
 
     /// The fail-safe on its own: a triangle spinning about z with a vertex 1 cm above it, which
     /// ended the step 1 cm through it. The vertex and the triangle are joined into one zone
