@@ -160,44 +160,111 @@ pub(super) fn apart(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> bool {
     on_its_side & beyond_reach
 }
 
-/// How many pairs [`apart_lanes`] decides at once (4: one AVX2 register of `f64` each).
+/// Whether [`SelfCollision::vertex_triangle`](super::SelfCollision::vertex_triangle) finds no
+/// contact for vertex `p` (`e[0]`) and triangle `a b c` (`e[1..4]`), moving from `e0` to `e1`:
+/// decided first, like [`apart`] for edge pairs, for the many vertices a detection tests
+/// against a triangle of their own layer. Apart means: the triangle not degenerate at the start
+/// or the end (by a margin over [`triangle_normal`](super::super::geometry::triangle_normal)'s
+/// own test), the vertex off its plane on the same side at both (its height trusted where
+/// `|η| > 10⁻¹² |p − a|`, as in [`apart`]), and at the end farther from the triangle than `d`
+/// and than the pair can have moved relative to each other in the step ([`meeting_reach2`]),
+/// with room for the swept test's tolerance ([`INSIDE`] of the longest edge, ten times over):
+/// so it neither touches nor met it in the step. The distance is bounded below by the height
+/// and the distance beyond the farthest edge's line in the plane,
+/// `dist² ≥ η² + max(0, (p − a_e) · m̂_e)²`, with `m̂_e` the edge's outward normal in the
+/// plane: the triangle lies on the inner side of each. Branch-free, for [`vertex_apart_lanes`].
+#[inline(always)]
+pub(super) fn vertex_apart(e0: &[Vec3; 4], e1: &[Vec3; 4], d: Real) -> bool {
+    const SURE: Real = 1.0 + 1e-9;
+    // the unnormalised normal `n`, `|n|²`, the longest edge's square, the height times `|n|`,
+    // and whether the normal and the height's sign are trusted
+    let plane = |e: &[Vec3; 4]| {
+        let (ab, ac, bc, ap) = (e[2] - e[1], e[3] - e[1], e[3] - e[2], e[0] - e[1]);
+        let n = ab.cross(&ac);
+        let n2 = n.norm_squared();
+        let longest = ab.norm_squared().max(bc.norm_squared()).max(ac.norm_squared());
+        let h = ap.dot(&n);
+        let trusted = (n2 > SURE * 1e-24 * longest * longest) & (h * h > 1e-24 * ap.norm_squared() * n2);
+        (trusted, h, n, n2, longest)
+    };
+    let ((trusted0, h0, _, _, longest0), (trusted1, h1, n, n2, longest1)) = (plane(e0), plane(e1));
+    let on_its_side = trusted0 & trusted1 & (h0 * h1 > 0.0);
+    // `|n|²` times the squared distance beyond edge `a b`'s line: `m = (b − a) × n`, `|m|² =
+    // |b − a|² |n|²`
+    let p = e1[0];
+    let beyond = |a: Vec3, b: Vec3| {
+        let edge = b - a;
+        let o = (p - a).dot(&edge.cross(&n)).max(0.0);
+        o * o / edge.norm_squared()
+    };
+    let dist2 = h1 * h1 + beyond(e1[1], e1[2]).max(beyond(e1[2], e1[3])).max(beyond(e1[3], e1[1]));
+    let reach = meeting_reach2(e0, e1).sqrt() + 10.0 * INSIDE * longest0.max(longest1).sqrt();
+    on_its_side & (dist2 >= SURE * d * d * n2) & (dist2 >= SURE * reach * reach * n2)
+}
+
+/// How many pairs [`apart_lanes`] and [`vertex_apart_lanes`] decide at once (4: one AVX2
+/// register of `f64` each).
 pub(super) const LANES: usize = 4;
 
-/// [`apart`] of [`LANES`] pairs, each lane its own pair (`e0[k][c][l]`: end `k`, coordinate `c`
-/// of lane `l`'s pair): the same operations per lane, so the same answers, in vector registers
-/// (AVX2 where the CPU has it).
-pub(super) fn apart_lanes(e0: &Ends, e1: &Ends, d: &[Real; LANES]) -> [bool; LANES] {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present (checked above).
-        return unsafe { apart_lanes_avx2(e0, e1, d) };
-    }
-    apart_lanes_portable(e0, e1, d)
-}
-
-/// The ends of [`LANES`] edge pairs, by end, coordinate and lane.
+/// The four points of [`LANES`] pairs (two edges' ends, or a vertex and a triangle's corners),
+/// by point, coordinate and lane.
 pub(super) type Ends = [[[Real; LANES]; 3]; 4];
 
-#[inline(always)]
-fn apart_lanes_portable(e0: &Ends, e1: &Ends, d: &[Real; LANES]) -> [bool; LANES] {
-    let mut out = [false; LANES];
-    for l in 0..LANES {
-        let ends = |e: &Ends| std::array::from_fn(|k| Vec3::new(e[k][0][l], e[k][1][l], e[k][2][l]));
-        out[l] = apart(&ends(e0), &ends(e1), d[l]);
-    }
-    out
+/// A lane function: `$name` decides `$test` for each of [`LANES`] pairs (`e0[k][c][l]`: point
+/// `k`, coordinate `c` of lane `l`'s pair) with the same operations per lane, so the same
+/// answers, in vector registers: `$portable` is the loop over the lanes and `$avx2` the same
+/// loop compiled for AVX2 (four lanes per instruction; no fused multiply–add, so the same
+/// bits), chosen where the CPU has it. `$test` is named, not passed: through a function
+/// argument it was called lane by lane, not inlined into the loop.
+macro_rules! in_lanes {
+    ($(#[$doc:meta])* $name:ident, $portable:ident, $avx2:ident, $test:ident) => {
+        $(#[$doc])*
+        pub(super) fn $name(e0: &Ends, e1: &Ends, d: &[Real; LANES]) -> [bool; LANES] {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is present (checked above).
+                return unsafe { $avx2(e0, e1, d) };
+            }
+            $portable(e0, e1, d)
+        }
+
+        #[inline(always)]
+        fn $portable(e0: &Ends, e1: &Ends, d: &[Real; LANES]) -> [bool; LANES] {
+            let mut out = [false; LANES];
+            for l in 0..LANES {
+                let ends = |e: &Ends| std::array::from_fn(|k| Vec3::new(e[k][0][l], e[k][1][l], e[k][2][l]));
+                out[l] = $test(&ends(e0), &ends(e1), d[l]);
+            }
+            out
+        }
+
+        /// The portable loop compiled for AVX2.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn $avx2(e0: &Ends, e1: &Ends, d: &[Real; LANES]) -> [bool; LANES] {
+            $portable(e0, e1, d)
+        }
+    };
 }
 
-/// [`apart_lanes_portable`] compiled for AVX2 (four lanes per instruction; no fused
-/// multiply–add, so the same bits).
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn apart_lanes_avx2(e0: &Ends, e1: &Ends, d: &[Real; LANES]) -> [bool; LANES] {
-    apart_lanes_portable(e0, e1, d)
-}
+in_lanes!(
+    /// [`apart`] of [`LANES`] edge pairs at once.
+    apart_lanes,
+    apart_lanes_portable,
+    apart_lanes_avx2,
+    apart
+);
+
+in_lanes!(
+    /// [`vertex_apart`] of [`LANES`] vertex–triangle pairs at once.
+    vertex_apart_lanes,
+    vertex_apart_lanes_portable,
+    vertex_apart_lanes_avx2,
+    vertex_apart
+);
 
 /// `(2 τ)²`, with `τ` the largest deviation of a point's move from the four points' mean move
 /// in the step `e0 → e1` (two edges' ends, or a vertex and a triangle's corners): within the
