@@ -833,9 +833,10 @@ impl SelfCollision {
     }
 
     /// The contact of mesh edges `e` and `f` at `x` at distance `d`
-    /// ([`SelfCollision::edge_pair_distance`]), if violated, for a pair [`apart`](narrow::apart) did not set
-    /// aside. The swept test ([`edge_edge_crossing`](narrow::edge_edge_crossing)) always
-    /// applies; see [`SelfCollision::vertex_triangle`] for `x_in`.
+    /// ([`SelfCollision::edge_pair_distance`]), if violated, for a pair that
+    /// [`apart`](narrow::apart) did not set aside. The swept test
+    /// ([`edge_edge_crossing`](narrow::edge_edge_crossing)) always applies; see
+    /// [`SelfCollision::vertex_triangle`] for `x_in`.
     fn edge_pair(&self, e: u32, f: u32, d: Real, [x_old, x_in]: [&[Vec3]; 2], x: &[Vec3]) -> Option<Contact> {
         let idx = edge_ends(&self.edges, (e, f));
         let e0 = idx.map(|v| x_old[v as usize]);

@@ -1,7 +1,9 @@
 //! The narrow phase of self-collision ([`super::SelfCollision`]): the exact tests of one
 //! pair over a step's straight motion. [`edge_edge`] decides an edge pair's contact at the end
 //! of the step, [`apart`] sets aside first, without a square root, the pairs it would find
-//! none for, and the swept tests ([`vertex_triangle_crossing`], [`edge_edge_crossing`]) find
+//! none for ([`vertex_apart`] the vertex–triangle pairs; both four pairs at a time in vector
+//! registers, [`apart_lanes`] and [`vertex_apart_lanes`]), and the swept tests
+//! ([`vertex_triangle_crossing`], [`edge_edge_crossing`]) find
 //! where a vertex passed through a triangle or two edges through each other within the step,
 //! from the times the four points are coplanar (the roots of a cubic, [`cubic_roots_in_unit`]).
 
