@@ -484,56 +484,45 @@ impl SelfCollision {
         );
         let boxes = Boxes::new(self, [arrived[0], x], since);
         let Boxes { vertices: vertex_boxes, triangles: triangle_boxes, edges: edge_boxes } = &boxes;
+        let positions = [arrived[0], x];
         let points = candidates
             .points
             .par_chunks(TEST_CHUNK)
             .flat_map_iter(|chunk| {
-                // as the edge pairs below: `vertex_apart` first, `LANES` at a time
-                let mut found = Vec::new();
-                let mut batch = Batch::default();
-                let near = chunk.iter().filter(|&&(i, t)| {
-                    (vertex_moved(i) || triangle_moved(t))
-                        && vertex_boxes[i as usize].intersects(&triangle_boxes[t as usize])
-                });
-                let mut narrow = |(i, t): (u32, u32), _| {
-                    let swept = Some(&triangle_boxes[t as usize]);
-                    found.extend(self.vertex_triangle(i as usize, t, arrived, x, 1.0, swept));
-                };
-                for &(i, t) in near {
-                    let [a, b, c] = self.triangles[t as usize];
-                    batch.push((i, t), [i, a, b, c], self.distance[i as usize], [arrived[0], x]);
-                    if batch.len == LANES {
-                        batch.decide(vertex_apart_lanes, &mut narrow);
-                    }
-                }
-                batch.decide(vertex_apart_lanes, &mut narrow);
-                found
+                let near = chunk
+                    .iter()
+                    .filter(|&&(i, t)| {
+                        (vertex_moved(i) || triangle_moved(t))
+                            && vertex_boxes[i as usize].intersects(&triangle_boxes[t as usize])
+                    })
+                    .map(|&(i, t)| {
+                        let [a, b, c] = self.triangles[t as usize];
+                        ((i, t), [i, a, b, c], self.distance[i as usize])
+                    });
+                narrow_in_batches(near, vertex_apart_lanes, positions, |(i, t), _| {
+                    self.vertex_triangle(i as usize, t, arrived, x, 1.0, Some(&triangle_boxes[t as usize]))
+                })
             })
             .collect();
         let pairs = candidates
             .pairs
             .par_chunks(TEST_CHUNK)
             .flat_map_iter(|chunk| {
-                // the pairs near enough for the narrow phase, `LANES` at a time: `apart` sets
-                // aside most of them in one pass over the lanes, `edge_edge` decides the rest
-                let mut found = Vec::new();
-                let mut batch = Batch::default();
-                let near = chunk.iter().filter(|&&(e, f)| {
-                    (edge_moved(e) || edge_moved(f))
-                        && edge_boxes[e as usize].intersects(&edge_boxes[f as usize].loosened(edge_margin))
-                });
-                let mut narrow = |(e, f), d| found.extend(self.edge_pair(e, f, d, arrived, x));
-                for &(e, f) in near {
-                    let boxes = [&edge_boxes[e as usize], &edge_boxes[f as usize]];
-                    if let Some(d) = self.edge_pair_distance(e as usize, f, w_inv, boxes) {
-                        batch.push((e, f), edge_ends(&self.edges, (e, f)), d, [arrived[0], x]);
-                        if batch.len == LANES {
-                            batch.decide(apart_lanes, &mut narrow);
-                        }
-                    }
-                }
-                batch.decide(apart_lanes, &mut narrow);
-                found
+                let near = chunk
+                    .iter()
+                    .filter(|&&(e, f)| {
+                        (edge_moved(e) || edge_moved(f))
+                            && edge_boxes[e as usize]
+                                .intersects(&edge_boxes[f as usize].loosened(edge_margin))
+                    })
+                    .filter_map(|&(e, f)| {
+                        let boxes = [&edge_boxes[e as usize], &edge_boxes[f as usize]];
+                        let d = self.edge_pair_distance(e as usize, f, w_inv, boxes)?;
+                        Some(((e, f), edge_ends(&self.edges, (e, f)), d))
+                    });
+                narrow_in_batches(near, apart_lanes, positions, |(e, f), d| {
+                    self.edge_pair(e, f, d, arrived, x)
+                })
             })
             .collect();
         Detection { x: x.to_vec(), boxes, pairs, points }
@@ -851,6 +840,29 @@ impl SelfCollision {
 fn edge_ends(edges: &[[u32; 2]], (e, f): (u32, u32)) -> [u32; 4] {
     let ([i, j], [k, l]) = (edges[e as usize], edges[f as usize]);
     [i, j, k, l]
+}
+
+/// The contacts `narrow` finds among `pairs` (each with its four points and its distance), in
+/// their order, after `set_aside` ([`apart_lanes`], [`vertex_apart_lanes`]) has set aside what it
+/// can, [`LANES`] pairs at a time, their points read from `positions` (the step's start and end).
+fn narrow_in_batches(
+    pairs: impl Iterator<Item = ((u32, u32), [u32; 4], Real)>,
+    set_aside: LaneTest,
+    positions: [&[Vec3]; 2],
+    mut narrow: impl FnMut((u32, u32), Real) -> Option<Contact>,
+) -> Vec<Contact> {
+    let mut found = Vec::new();
+    let mut batch = Batch::default();
+    let mut decide =
+        |batch: &mut Batch| batch.decide(set_aside, &mut |pair, d| found.extend(narrow(pair, d)));
+    for (pair, ends, d) in pairs {
+        batch.push(pair, ends, d, positions);
+        if batch.len == LANES {
+            decide(&mut batch);
+        }
+    }
+    decide(&mut batch);
+    found
 }
 
 /// Pairs waiting for a narrow phase's first decision in lanes ([`apart_lanes`],
