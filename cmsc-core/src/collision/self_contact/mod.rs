@@ -482,9 +482,9 @@ impl SelfCollision {
             |t: u32| moved.is_none_or(|moved| moved.triangles[t as usize]),
             |e: u32| moved.is_none_or(|moved| moved.edges[e as usize]),
         );
-        let boxes = Boxes::new(self, [arrived[0], x], since);
-        let Boxes { vertices: vertex_boxes, triangles: triangle_boxes, edges: edge_boxes } = &boxes;
         let positions = [arrived[0], x];
+        let boxes = Boxes::new(self, positions, since);
+        let Boxes { vertices: vertex_boxes, triangles: triangle_boxes, edges: edge_boxes } = &boxes;
         let points = candidates
             .points
             .par_chunks(TEST_CHUNK)
