@@ -9,6 +9,7 @@ use parry3d_f64::bounding_volume::{Aabb, BoundingVolume};
 use parry3d_f64::math::Point;
 use parry3d_f64::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 use rayon::prelude::*;
+use std::ops::Range;
 
 use parry3d_f64::shape::TrianglePointLocation;
 
@@ -121,8 +122,9 @@ pub const PASSES: usize = 64;
 /// slip lost per second of contact does not depend on the number of substeps (nor on whether
 /// an obstacle pushed a vertex in the step, which projects the step again).
 ///
-/// **Broad phase.** Two parry BVHs (binned SAH builds), one over every triangle's box and one
-/// over every edge's, swept from `x_t` to the current positions, the edges' grown by `max d_i`,
+/// **Broad phase.** parry BVHs (binned SAH builds), one over every triangle's box and two over
+/// the edges' (the first half of the edges by index and the rest, so that their pairs are found
+/// in parallel), swept from `x_t` to the current positions, the edges' grown by `max d_i`,
 /// kept from step to step ([`BroadPhase`]) and refit only in the steps that query them. A
 /// detection queries them for *candidates*: each colliding vertex with the triangles whose
 /// boxes meet its swept box grown by `d_i`, each edge with the later edges whose boxes meet its
@@ -371,7 +373,7 @@ impl SelfCollision {
     fn detect(&self, step: &mut ContactStep, x: &[Vec3], trees: &mut Trees, w_inv: &[Real]) -> Vec<Contact> {
         if !step.candidates.as_ref().is_some_and(|c| step.reuse && c.hold(step.x_old, x)) {
             step.refit(self, trees, x);
-            step.candidates = Some(self.candidates(step.x_old, x, &trees.bvh, w_inv));
+            step.candidates = Some(self.candidates(step.x_old, x, trees, w_inv));
             step.takes += 1;
             step.last = None;
         }
@@ -401,19 +403,24 @@ impl SelfCollision {
     /// [`Candidates`]' slack (`CANDIDATE_SLACK` of the largest distance), from `trees` fit to
     /// `x`: every colliding free vertex with the triangles it is not a corner of, by vertex
     /// then triangle, and every pair of edges sharing no vertex, by edge then the later edge.
-    fn candidates(
-        &self,
-        x_old: &[Vec3],
-        x: &[Vec3],
-        [triangles, edges]: &[Bvh; 2],
-        w_inv: &[Real],
-    ) -> Candidates {
+    fn candidates(&self, x_old: &[Vec3], x: &[Vec3], trees: &Trees, w_inv: &[Real]) -> Candidates {
         let slack = CANDIDATE_SLACK * self.max_distance;
-        // the edges' traversal runs on one thread, the vertices' queries on what is left
-        let (points, pairs) = rayon::join(
-            || self.vertex_triangle_candidates(x_old, x, triangles, 2.0 * slack * (1.0 + 1e-6), w_inv),
-            || self.edge_candidates(edges),
+        let grow = 2.0 * slack * (1.0 + 1e-6);
+        // the edges' two traversals are not split further, the vertices' queries are: each
+        // traversal starts at once on a thread of its own, and the queries take what is left
+        let [lower_edges, upper_edges] = Trees::halves(self);
+        let split = upper_edges.start;
+        let [lower_tree, upper_tree] = &trees.edges;
+        let (mut pairs, (upper_pairs, points)) = rayon::join(
+            || self.edge_candidates(lower_tree, lower_edges, Some((upper_tree, split))),
+            || {
+                rayon::join(
+                    || self.edge_candidates(upper_tree, upper_edges, None),
+                    || self.vertex_triangle_candidates(x_old, x, &trees.triangles, grow, w_inv),
+                )
+            },
         );
+        pairs.extend(upper_pairs);
         let boxes = x_old.iter().zip(x).map(|(a, b)| (a.inf(b), a.sup(b))).collect();
         let reach = (0..x.len()).map(|i| self.reach(i, w_inv)).collect();
         Candidates { boxes, slack, reach, max_distance: self.max_distance, points, pairs }
@@ -448,17 +455,38 @@ impl SelfCollision {
             .collect()
     }
 
-    /// [`SelfCollision::candidates`]' edge pairs sharing no vertex, in order: those whose
-    /// leaves in the `edges`' tree meet (each grown by half of what a pair's boxes may be
-    /// apart, [`SelfCollision::margins`]), found in one traversal of the tree against itself.
-    fn edge_candidates(&self, edges: &Bvh) -> Vec<(u32, u32)> {
+    /// [`SelfCollision::candidates`]' edge pairs sharing no vertex whose first edge is one of
+    /// `edges`, those of `tree` ([`Trees`]), in order: the pairs of leaves that meet (each
+    /// grown by half of what a pair's boxes may be apart, [`SelfCollision::margins`]) within
+    /// `tree`, and between it (the first half) and the tree of the `later` edges (the second)
+    /// with their first index. With all edges in one tree, a take waited on one thread for its
+    /// traversal and the pairs' ordering while the vertices' queries were done: over the 48
+    /// frames of the crumple of `examples/crumple_cost.rs` (2 threads), the takes took 2.0–2.2
+    /// s and the vertices' queries 0.95; in halves, the takes take 1.6–1.7 s (each half's
+    /// traversal 0.7 s, the halves' against each other 0.05 s).
+    fn edge_candidates(
+        &self,
+        tree: &Bvh,
+        edges: Range<usize>,
+        later: Option<(&Bvh, usize)>,
+    ) -> Vec<(u32, u32)> {
+        // the trees' leaves are keyed by their place in their half
+        let first = edges.start as u32;
         let mut pairs = Vec::new();
-        edges.traverse_bvtt_single_tree::<false>(&mut BvhWorkspace::default(), &mut |a, b| {
-            if !share_a_vertex(self.edges[a as usize], self.edges[b as usize]) {
-                pairs.push((a.min(b), a.max(b)));
-            }
+        tree.traverse_bvtt_single_tree::<false>(&mut BvhWorkspace::default(), &mut |a, b| {
+            pairs.push((first + a.min(b), first + a.max(b)));
         });
-        in_order(pairs, self.edges.len())
+        if let Some((later, later_first)) = later {
+            // `leaf_pairs` yields its first pairs of nodes unchecked (two leaves at a root among
+            // them), so each pair's leaves are checked again, as the traversal within checks them
+            let meet = |a: u32, b: u32| {
+                tree.leaf_node(a).zip(later.leaf_node(b)).is_some_and(|(a, b)| a.intersects(b))
+            };
+            let across = tree.leaf_pairs(later, |a, b| a.intersects(b)).filter(|&(a, b)| meet(a, b));
+            pairs.extend(across.map(|(a, b)| (first + a, later_first as u32 + b)));
+        }
+        pairs.retain(|&(a, b)| !share_a_vertex(self.edges[a as usize], self.edges[b as usize]));
+        in_order(pairs, edges)
     }
 
     /// The violated contacts among the `candidates`, each by a box test at `x` (a vertex's box
@@ -656,7 +684,7 @@ impl SelfCollision {
         let listed = (step.candidates.as_ref().zip(step.last.as_ref()))
             .filter(|_| known)
             .map(|(candidates, last)| (candidates, &last.boxes.triangles));
-        let tree = &trees.bvh[0];
+        let tree = &trees.triangles;
         (0..x.len())
             .into_par_iter()
             .filter(|&i| rubs(i))
@@ -1143,24 +1171,25 @@ fn share_a_vertex([i, j]: [u32; 2], [k, l]: [u32; 2]) -> bool {
     k == i || k == j || l == i || l == j
 }
 
-/// `pairs` in order, by their first then their second element, each first element below
+/// `pairs` in order, by their first then their second element, each first element in
 /// `firsts`: counted into one bucket per first element, then each bucket sorted. A broad
 /// phase's pairs are tens of thousands, a few dozen per item: in the crumple of
 /// `examples/crumple_cost.rs` this took 0.36 s where one sort of them all took 0.59 (measured
 /// when it ordered the vertex–triangle pairs too; it now orders the edge pairs only).
-fn in_order(pairs: Vec<(u32, u32)>, firsts: usize) -> Vec<(u32, u32)> {
-    let mut start = vec![0usize; firsts + 1];
+fn in_order(pairs: Vec<(u32, u32)>, firsts: Range<usize>) -> Vec<(u32, u32)> {
+    let bucket = |a: u32| a as usize - firsts.start;
+    let mut start = vec![0usize; firsts.len() + 1];
     for &(a, _) in &pairs {
-        start[a as usize + 1] += 1;
+        start[bucket(a) + 1] += 1;
     }
-    for k in 0..firsts {
+    for k in 0..firsts.len() {
         start[k + 1] += start[k];
     }
     let mut sorted = vec![(0, 0); pairs.len()];
     let mut next = start.clone();
     for pair in pairs {
-        sorted[next[pair.0 as usize]] = pair;
-        next[pair.0 as usize] += 1;
+        sorted[next[bucket(pair.0)]] = pair;
+        next[bucket(pair.0)] += 1;
     }
     for bucket in start.windows(2) {
         sorted[bucket[0]..bucket[1]].sort_unstable_by_key(|&(_, b)| b);
@@ -1168,10 +1197,17 @@ fn in_order(pairs: Vec<(u32, u32)>, firsts: usize) -> Vec<(u32, u32)> {
     sorted
 }
 
-/// A BVH over the boxes of `items` (triangles or edges, by vertex index) swept from `x_old` to
-/// `x`, grown by `margin`.
-fn swept_bvh<const K: usize>(items: &[[u32; K]], x_old: &[Vec3], x: &[Vec3], margin: Real) -> Bvh {
-    let boxes: Vec<Aabb> = items.par_iter().map(|item| swept_box(item, [x_old, x], margin)).collect();
+/// A BVH over the boxes of the `items` (triangles or edges, by vertex index) in `range`, swept
+/// from `x_old` to `x`, grown by `margin`; each leaf is keyed by its item's place in `range`
+/// (parry's `Bvh::from_iter` keys a tree of one or two leaves 0 and 1 whatever it is given).
+fn swept_bvh<const K: usize>(
+    items: &[[u32; K]],
+    range: Range<usize>,
+    x_old: &[Vec3],
+    x: &[Vec3],
+    margin: Real,
+) -> Bvh {
+    let boxes: Vec<Aabb> = items[range].par_iter().map(|item| swept_box(item, [x_old, x], margin)).collect();
     Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes)
 }
 
@@ -1180,20 +1216,22 @@ fn touched_items<const K: usize>(items: &[[u32; K]], moved: &[bool]) -> Vec<bool
     items.par_iter().map(|item| item.iter().any(|&i| moved[i as usize])).collect()
 }
 
-/// Refits a BVH of [`swept_bvh`] to the boxes of the `touched` items (all: `None`).
+/// Refits a BVH of [`swept_bvh`] (over the `items` in `range`) to the boxes of the `touched`
+/// items (by index; all: `None`).
 fn refit_swept<const K: usize>(
     bvh: &mut Bvh,
-    items: &[[u32; K]],
+    (items, range): (&[[u32; K]], Range<usize>),
     x_old: &[Vec3],
     x: &[Vec3],
     margin: Real,
     touched: Option<&[bool]>,
 ) {
-    let boxes: Vec<(u32, Aabb)> = items
+    let first = range.start;
+    let boxes: Vec<(u32, Aabb)> = items[range]
         .par_iter()
         .enumerate()
-        .filter(|&(index, _)| touched.is_none_or(|touched| touched[index]))
-        .map(|(index, item)| (index as u32, swept_box(item, [x_old, x], margin)))
+        .filter(|&(k, _)| touched.is_none_or(|touched| touched[first + k]))
+        .map(|(k, item)| (k as u32, swept_box(item, [x_old, x], margin)))
         .collect();
     for &(index, aabb) in &boxes {
         bvh.insert_or_update_partially(aabb, index, 0.0);
@@ -1203,10 +1241,14 @@ fn refit_swept<const K: usize>(
     }
 }
 
-/// The broad phase's trees ([`swept_bvh`]): the triangles' and the edges', grown by
-/// [`SelfCollision::margins`], with the number of refits since they were built.
+/// The broad phase's trees ([`swept_bvh`]), grown by [`SelfCollision::margins`]: the
+/// triangles', and the edges' in two, the first half of the edges by index and the rest (so
+/// that their pairs are found in three traversals that run in parallel,
+/// [`SelfCollision::edge_candidates`]; the edges of a mesh numbered row by row, as a grid's
+/// are, are then two halves of its surface), with the number of refits since they were built.
 struct Trees {
-    bvh: [Bvh; 2],
+    triangles: Bvh,
+    edges: [Bvh; 2],
     refits: usize,
 }
 
@@ -1214,27 +1256,40 @@ impl Trees {
     /// Built for `sc` over the step `x_old → x`.
     fn build(sc: &SelfCollision, x_old: &[Vec3], x: &[Vec3]) -> Self {
         let [triangle_margin, edge_margin] = sc.margins();
-        let bvh = [
-            swept_bvh(&sc.triangles, x_old, x, triangle_margin),
-            swept_bvh(&sc.edges, x_old, x, edge_margin),
-        ];
-        Trees { bvh, refits: 0 }
+        let triangles = swept_bvh(&sc.triangles, 0..sc.triangles.len(), x_old, x, triangle_margin);
+        let edges = Self::halves(sc).map(|half| swept_bvh(&sc.edges, half, x_old, x, edge_margin));
+        Trees { triangles, edges, refits: 0 }
+    }
+
+    /// The indices of the edges of `sc` in each half of [`Trees`].
+    fn halves(sc: &SelfCollision) -> [Range<usize>; 2] {
+        let split = sc.edges.len() / 2;
+        [0..split, split..sc.edges.len()]
     }
 
     /// Whether they hold the items of `sc`.
     fn fit_for(&self, sc: &SelfCollision) -> bool {
-        let [triangles, edges] = &self.bvh;
-        triangles.leaf_count() as usize == sc.triangles.len() && edges.leaf_count() as usize == sc.edges.len()
+        self.triangles.leaf_count() as usize == sc.triangles.len()
+            && (self.edges.iter().zip(Self::halves(sc)))
+                .all(|(tree, half)| tree.leaf_count() as usize == half.len())
     }
 
     /// Refits them to the step `x_old → x` where a triangle or an edge `moved` (all: `None`).
     fn refit(&mut self, sc: &SelfCollision, x_old: &[Vec3], x: &[Vec3], moved: Option<&Moved>) {
         let [triangle_margin, edge_margin] = sc.margins();
-        let [triangles, edges] = &mut self.bvh;
         let touched = moved.map(|moved| &moved.triangles[..]);
-        refit_swept(triangles, &sc.triangles, x_old, x, triangle_margin, touched);
+        refit_swept(
+            &mut self.triangles,
+            (&sc.triangles, 0..sc.triangles.len()),
+            x_old,
+            x,
+            triangle_margin,
+            touched,
+        );
         let touched = moved.map(|moved| &moved.edges[..]);
-        refit_swept(edges, &sc.edges, x_old, x, edge_margin, touched);
+        for (tree, half) in self.edges.iter_mut().zip(Self::halves(sc)) {
+            refit_swept(tree, (&sc.edges, half), x_old, x, edge_margin, touched);
+        }
     }
 }
 
@@ -1665,7 +1720,7 @@ mod tests {
         let (sc, x0, n) = two_sheets();
         let (mass, pinned) = (vec![1e-3; 2 * n], vec![false; 2 * n]);
         let (h, w_inv) = (1.0 / 120.0, vec![1e3; 2 * n]);
-        let (slack, grown) = (CANDIDATE_SLACK * sc.max_distance, sc.margins()[1]);
+        let slack = CANDIDATE_SLACK * sc.max_distance;
         let mut broad = BroadPhase::default();
         let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
         let (mut points, mut pairs) = (0, 0);
@@ -1673,7 +1728,7 @@ mod tests {
             let x_old = x.clone();
             throw(&mut x, &mut v, n, step, h);
             let trees = Trees::build(&sc, &x_old, &x);
-            let taken = sc.candidates(&x_old, &x, &trees.bvh, &w_inv);
+            let taken = sc.candidates(&x_old, &x, &trees, &w_inv);
             let vertex_triangle: Vec<(u32, u32)> = (0..2 * n as u32)
                 .flat_map(|i| (0..sc.triangles.len() as u32).map(move |t| (i, t)))
                 .filter(|&(i, t)| {
@@ -1684,15 +1739,7 @@ mod tests {
                 })
                 .collect();
             assert_eq!(taken.points, vertex_triangle, "step {step}");
-            let edge_pairs: Vec<(u32, u32)> = (0..sc.edges.len() as u32)
-                .flat_map(|e| (e + 1..sc.edges.len() as u32).map(move |f| (e, f)))
-                .filter(|&(e, f)| {
-                    let (a, b) = (sc.edges[e as usize], sc.edges[f as usize]);
-                    !share_a_vertex(a, b)
-                        && swept_box(&a, [&x_old, &x], grown).intersects(&swept_box(&b, [&x_old, &x], grown))
-                })
-                .collect();
-            assert_eq!(taken.pairs, edge_pairs, "step {step}");
+            assert_eq!(taken.pairs, meeting_edge_pairs(&sc, &x_old, &x), "step {step}");
             let within = |(e, f): &(u32, u32)| {
                 let reach = sc.max_distance + 2.0 * slack;
                 let (a, b) = (sc.edges[*e as usize], sc.edges[*f as usize]);
@@ -1709,6 +1756,45 @@ mod tests {
             sc.project(&mut ContactStep::new(&x_old, &x), &mut x, &mut v, (&mass, &pinned), h, &mut broad);
         }
         assert!(points > 1000 && pairs > 1000, "{points} vertex–triangle and {pairs} edge candidates");
+    }
+
+    /// The pairs of edges of `sc` sharing no vertex whose swept boxes from `x_old` to `x`, each
+    /// grown by the edges' margin, meet, in order: what the edge candidates must be.
+    fn meeting_edge_pairs(sc: &SelfCollision, x_old: &[Vec3], x: &[Vec3]) -> Vec<(u32, u32)> {
+        let grown = sc.margins()[1];
+        (0..sc.edges.len() as u32)
+            .flat_map(|e| (e + 1..sc.edges.len() as u32).map(move |f| (e, f)))
+            .filter(|&(e, f)| {
+                let (a, b) = (sc.edges[e as usize], sc.edges[f as usize]);
+                !share_a_vertex(a, b)
+                    && swept_box(&a, [x_old, x], grown).intersects(&swept_box(&b, [x_old, x], grown))
+            })
+            .collect()
+    }
+
+    /// One to four separate triangles stacked closer than their distance or far apart: the
+    /// edges' trees have one to six leaves, where parry's `leaf_pairs` yields pairs of leaves
+    /// it did not check, and the edge candidates are still the pairs whose boxes meet, no more.
+    #[test]
+    fn the_edge_candidates_of_a_few_triangles_are_the_pairs_whose_boxes_meet() {
+        let corners = [Vec3::zeros(), Vec3::new(0.1, 0.0, 0.0), Vec3::new(0.0, 0.1, 0.0)];
+        let mut meeting = 0;
+        for count in 1..=4u32 {
+            for gap in [0.002, 0.05, 1.0] {
+                let x: Vec<Vec3> = (0..count)
+                    .flat_map(|k| corners.map(|c| c + Vec3::new(0.0, 0.0, gap * k as Real)))
+                    .collect();
+                let triangles: Vec<[u32; 3]> = (0..count).map(|k| [3 * k, 3 * k + 1, 3 * k + 2]).collect();
+                let sc = SelfCollision::new(&triangles, &vec![0.004; x.len()], &x).unwrap();
+                let x_old: Vec<Vec3> = x.iter().map(|p| p - Vec3::new(0.0, 0.0, 0.001)).collect();
+                let trees = Trees::build(&sc, &x_old, &x);
+                let taken = sc.candidates(&x_old, &x, &trees, &vec![1.0; x.len()]);
+                let expected = meeting_edge_pairs(&sc, &x_old, &x);
+                assert_eq!(taken.pairs, expected, "{count} triangles {gap} m apart");
+                meeting += expected.len();
+            }
+        }
+        assert!(meeting > 0, "no pair of edges meets");
     }
 
     /// The same two sheets, with a floor under the lower one that pushes its vertices back up
