@@ -137,6 +137,16 @@
 //! bit. In instructions (callgrind, above): the self-collision's 2.68 → 2.42 (edge pairs in lanes)
 //! → 2.20 billion (−18 %; the detections' tests 1.52 → 1.04), the run's 7.78 → 7.28.
 //!
+//! With the swept boxes taken in a plain loop over their corners (the self-collision's
+//! instructions 2.21 → 2.13 billion, callgrind as above) and the edges' tree in two halves by
+//! index, whose pairs a take finds in three traversals beside the vertices' queries instead of
+//! waiting on one thread for one traversal (timers in a build that did not land: the takes 2.0–2.2
+//! s → 1.6–1.7 s over the 48 frames), 2026-11-29, same kind of VM, four runs of each build in
+//! turn: 15.6–15.9 ms per step against 4.5–4.6 with the sphere alone, **3.43–3.51×** (before,
+//! 16.4–16.6 ms, 3.58–3.66×); on one thread both take 14.6 s. The same 598 steps and states.
+//! Tried and not kept: the three trees refit in parallel (the takes' refits 0.46 → 0.30 s, the
+//! run no faster: 9.36–9.39 s against 9.28).
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the

@@ -181,7 +181,9 @@ pub const PASSES: usize = 64;
 /// defaults (`examples/crumple_cost.rs`, 48 frames, 634 steps, layers pressed together onto
 /// the sphere, about 6 detections per step), 13.6–14.8 ms per step against 3.3–3.8 ms with
 /// the sphere alone (about 4×; 19.4–20.7 ms before in the same runs, and 38–40 ms two
-/// versions back).
+/// versions back). Since, on another 2-core VM (598 steps, about 8 detections per step):
+/// 15.6–15.9 ms per step against 4.5–4.6, 3.43–3.51× (`crumple_cost 48 ratio 40 adaptive`;
+/// the example's docs keep each change's figures).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
