@@ -474,9 +474,13 @@ impl SelfCollision {
     ) -> Vec<(u32, u32)> {
         // the trees' leaves are keyed by their place in their half
         let first = edges.start as u32;
+        let apart = |(a, b): (u32, u32)| !share_a_vertex(self.edges[a as usize], self.edges[b as usize]);
         let mut pairs = Vec::new();
         tree.traverse_bvtt_single_tree::<false>(&mut BvhWorkspace::default(), &mut |a, b| {
-            pairs.push((first + a.min(b), first + a.max(b)));
+            let pair = (first + a.min(b), first + a.max(b));
+            if apart(pair) {
+                pairs.push(pair);
+            }
         });
         if let Some((later, later_first)) = later {
             // `leaf_pairs` yields its first pairs of nodes unchecked (two leaves at a root among
@@ -485,9 +489,9 @@ impl SelfCollision {
                 tree.leaf_node(a).zip(later.leaf_node(b)).is_some_and(|(a, b)| a.intersects(b))
             };
             let across = tree.leaf_pairs(later, |a, b| a.intersects(b)).filter(|&(a, b)| meet(a, b));
-            pairs.extend(across.map(|(a, b)| (first + a, later_first as u32 + b)));
+            pairs
+                .extend(across.map(|(a, b)| (first + a, later_first as u32 + b)).filter(|&pair| apart(pair)));
         }
-        pairs.retain(|&(a, b)| !share_a_vertex(self.edges[a as usize], self.edges[b as usize]));
         in_order(pairs, edges)
     }
 
