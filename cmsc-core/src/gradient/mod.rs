@@ -1,6 +1,6 @@
 //! Gradients of a loss on the final positions of a rollout with respect to charges and spring
 //! stiffness, through the IMEX steps ([Paper](crate#references) §3.2, Eqs. (13)–(17)), and a
-//! fitter that uses them ([`fit`]).
+//! fitter that uses them ([`fit()`]).
 //!
 //! # What is differentiated
 //! The loss is `L = (1/2n) Σ_i |x_i(T) − target_i|²` after `T` steps of [`System::step`] from the

@@ -140,10 +140,10 @@ pub struct SimParams {
     /// Height `z` (m) of a ground plane that vertices cannot go below; `None` for no ground.
     pub ground_height: Option<Real>,
     /// Friction of ground and sphere contacts, under the system's
-    /// [`FrictionLaw`](crate::FrictionLaw): with [`FrictionLaw::PerStep`](crate::FrictionLaw::PerStep)
+    /// [`FrictionLaw`]: with [`FrictionLaw::PerStep`]
     /// (the default) a factor in `[0, 1]`, the tangential motion of a vertex in contact being
     /// scaled by `1 − friction` in that step; with
-    /// [`FrictionLaw::Coulomb`](crate::FrictionLaw::Coulomb) a Coulomb coefficient `μ >= 0`
+    /// [`FrictionLaw::Coulomb`] a Coulomb coefficient `μ >= 0`
     /// (collision module docs).
     pub friction: Real,
     /// Treatment of (nearly) coincident charges.

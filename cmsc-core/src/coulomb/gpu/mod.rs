@@ -9,7 +9,7 @@
 //! dynamic loader finds `libcuda.so` / `libnvrtc.so.12` the usual way (`LD_LIBRARY_PATH`,
 //! the ld.so cache): NVRTC can come from a CUDA toolkit or from the `nvidia-cuda-nvrtc-cu12`
 //! wheel (`site-packages/nvidia/cuda_nvrtc/lib`). Device 0 is opened, and the kernels compiled
-//! and loaded, once per process on first use ([`device`]); every backend then owns its stream
+//! and loaded, once per process on first use ([`device()`]); every backend then owns its stream
 //! and device buffers, kept across calls, so a call uploads positions and charges and
 //! downloads fields only.
 //!
