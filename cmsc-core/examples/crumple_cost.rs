@@ -142,8 +142,9 @@
 //! index, whose pairs a take finds in three traversals beside the vertices' queries instead of
 //! waiting on one thread for one traversal (timers in a build that did not land: the takes 2.0–2.2
 //! s → 1.6–1.7 s over the 48 frames), 2026-11-29, same kind of VM, four runs of each build in
-//! turn: 15.6–15.9 ms per step against 4.5–4.6 with the sphere alone, **3.43–3.51×** (before,
-//! 16.4–16.6 ms, 3.58–3.66×); on one thread both take 14.6 s. The same 598 steps and states.
+//! turn: 15.6–15.9 ms per step against 4.5–4.6 with the sphere alone, **3.43–3.51×** (with the
+//! boxes' loop alone, 16.4–16.6 ms, 3.58–3.66×; on one thread both take 14.6 s). The same 598
+//! steps and states.
 //! Tried and not kept: the three trees refit in parallel (the takes' refits 0.46 → 0.30 s, the
 //! run no faster: 9.36–9.39 s against 9.28).
 //!
