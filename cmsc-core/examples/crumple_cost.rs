@@ -148,6 +148,17 @@
 //! Tried and not kept: the three trees refit in parallel (the takes' refits 0.46 → 0.30 s, the
 //! run no faster: 9.36–9.39 s against 9.28).
 //!
+//! With the candidates taken again for the vertices that left the slack alone, where they are
+//! at most an eighth of the vertices (`SelfCollision::retake`: their triangles' and edges'
+//! pairs dropped and looked for afresh in the trees, the others' kept), 2026-11-29, same VM,
+//! four runs of each build in turn: 15.24–15.55 ms per step against 4.48–4.52 with the sphere
+//! alone, **3.38–3.44×** (the build before: 15.60–16.14 ms, 3.44–3.55×); on one thread 12.6–13.4
+//! s against 13.5–13.7. The same 598 steps and states. A take leaves the slack with 4 % of the
+//! vertices on average; over the 48 frames 480 takes take the strays' pairs again (1.0 ms each)
+//! and 238 take all afresh (3.2 ms), where before 471 took all afresh: a vertex that stayed keeps
+//! its older box, so the candidates are taken more often, and the takes' time goes from about
+//! 1.5 to 1.3 s (timers in a build that did not land).
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the

@@ -132,8 +132,9 @@ pub const PASSES: usize = 64;
 /// hold every pair whose boxes can meet while every vertex stays within the slack of its swept
 /// box where they were taken, up to one translation of the whole mesh (the passes'
 /// corrections, the obstacles' pushes and, on a calm or falling scene, the next steps mostly
-/// do; a move beyond it takes them afresh), and they are kept from step to step while they
-/// hold. A step's first detection tests them all; each later detection of the step
+/// do), and they are kept from step to step while they hold. Where a few vertices (at most an
+/// eighth) left the slack, the pairs of their triangles and edges alone are taken again
+/// (`SelfCollision::retake`); where more did, all are taken afresh. A step's first detection tests them all; each later detection of the step
 /// ([`ContactStep`]) tests only those with a vertex that moved since the last detection (a
 /// pair's contact depends on its own four vertices alone), with the boxes of the rest kept, and
 /// keeps what the last detection found for the others. Every test is the box test the trees
@@ -183,7 +184,8 @@ pub const PASSES: usize = 64;
 /// the sphere alone (about 4×; 19.4–20.7 ms before in the same runs, and 38–40 ms two
 /// versions back). Since, on another 2-core VM (598 steps, about 8 detections per step):
 /// 15.6–15.9 ms per step against 4.5–4.6, 3.43–3.51× (`crumple_cost 48 ratio 40 adaptive`;
-/// the example's docs keep each change's figures).
+/// the example's docs keep each change's figures); with the candidates taken again for the
+/// strays alone, 15.2–15.6 ms against 4.5, 3.38–3.44×.
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
@@ -375,7 +377,15 @@ impl SelfCollision {
     fn detect(&self, step: &mut ContactStep, x: &[Vec3], trees: &mut Trees, w_inv: &[Real]) -> Vec<Contact> {
         if !step.candidates.as_ref().is_some_and(|c| step.reuse && c.hold(step.x_old, x)) {
             step.refit(self, trees, x);
-            step.candidates = Some(self.candidates(step.x_old, x, trees, w_inv));
+            let kept = step.candidates.take().filter(|_| step.reuse);
+            let strays = kept.as_ref().and_then(|kept| kept.strays(step.x_old, x));
+            step.candidates = Some(match kept.zip(strays) {
+                Some((kept, strays)) => {
+                    step.retakes += 1;
+                    self.retake(kept, strays, step.x_old, x, trees, w_inv)
+                }
+                None => self.candidates(step.x_old, x, trees, w_inv),
+            });
             step.takes += 1;
             step.last = None;
         }
@@ -407,7 +417,7 @@ impl SelfCollision {
     /// then triangle, and every pair of edges sharing no vertex, by edge then the later edge.
     fn candidates(&self, x_old: &[Vec3], x: &[Vec3], trees: &Trees, w_inv: &[Real]) -> Candidates {
         let slack = CANDIDATE_SLACK * self.max_distance;
-        let grow = 2.0 * slack * (1.0 + 1e-6);
+        let grow = self.query_growth();
         // the edges' two traversals are not split further, the vertices' queries are: each
         // traversal starts at once on a thread of its own, and the queries take what is left
         let [lower_edges, upper_edges] = Trees::halves(self);
@@ -426,6 +436,153 @@ impl SelfCollision {
         let boxes = x_old.iter().zip(x).map(|(a, b)| (a.inf(b), a.sup(b))).collect();
         let reach = (0..x.len()).map(|i| self.reach(i, w_inv)).collect();
         Candidates { boxes, slack, reach, max_distance: self.max_distance, points, pairs }
+    }
+
+    /// `kept` candidates taken again for the vertices that left their slack alone (`strays`,
+    /// with the common translation `shift` of the others: [`Candidates::strays`]), with the
+    /// trees fit to `x`. The strays' boxes become their boxes now, less `shift`; the pairs with
+    /// an item (a vertex, a triangle or an edge) that has a stray vertex are dropped and looked
+    /// for afresh: each such item's box from its vertices' candidate boxes, grown as a take
+    /// grows it, shifted by `shift` and grown by the slack more (a vertex that stayed has its
+    /// candidate box, shifted, within the slack of its box now), is queried in the trees, and
+    /// the pairs are kept where their candidate boxes meet, grown as a take's. So the
+    /// candidates are what a take would have found with every vertex at its candidate box, and
+    /// they hold as a take's do. The crumple of
+    /// `examples/crumple_cost.rs` leaves the slack in most steps, but with a few of its
+    /// vertices: over its 48 frames, 480 takes take the strays' pairs again (1.0 ms each on 2
+    /// threads) and 238 take all afresh (3.2 ms), where before 471 took all afresh (a vertex
+    /// that stayed keeps its older box, so the candidates are taken more often).
+    fn retake(
+        &self,
+        kept: Candidates,
+        (shift, strays): (Vec3, Vec<bool>),
+        x_old: &[Vec3],
+        x: &[Vec3],
+        trees: &Trees,
+        w_inv: &[Real],
+    ) -> Candidates {
+        let room = kept.slack * (1.0 + 1e-6);
+        let moved = Moved::from_vertices(self, strays);
+        let mut boxes = kept.boxes;
+        for (i, b) in boxes.iter_mut().enumerate().filter(|&(i, _)| moved.vertices[i]) {
+            let (a, c) = (x_old[i], x[i]);
+            *b = (a.inf(&c) - shift, a.sup(&c) - shift);
+        }
+        let (points, pairs) = rayon::join(
+            || {
+                let found = self.stray_vertex_triangle_candidates(
+                    [x_old, x],
+                    (&boxes, shift),
+                    trees,
+                    &moved,
+                    room,
+                    w_inv,
+                );
+                let keep = |&(i, t): &(u32, u32)| !moved.vertices[i as usize] && !moved.triangles[t as usize];
+                merge(&kept.points, keep, &found)
+            },
+            || {
+                let found = self.stray_edge_candidates((&boxes, shift), trees, &moved, room);
+                let keep = |&(e, f): &(u32, u32)| !moved.edges[e as usize] && !moved.edges[f as usize];
+                merge(&kept.pairs, keep, &found)
+            },
+        );
+        Candidates { boxes, points, pairs, ..kept }
+    }
+
+    /// [`SelfCollision::retake`]'s vertex–triangle pairs with a `moved` vertex or triangle, in
+    /// order: each colliding vertex's candidate box (from `boxes`, grown as a take grows it)
+    /// shifted by `shift` and grown by `room`, queried in the triangles' tree for a stray, in a
+    /// tree of the moved triangles for any other, and the pairs kept where their candidate
+    /// boxes meet.
+    fn stray_vertex_triangle_candidates(
+        &self,
+        [x_old, x]: [&[Vec3]; 2],
+        (boxes, shift): (&[(Vec3, Vec3)], Vec3),
+        trees: &Trees,
+        moved: &Moved,
+        room: Real,
+        w_inv: &[Real],
+    ) -> Vec<(u32, u32)> {
+        let grow = self.query_growth();
+        let moved_triangles: Vec<u32> =
+            (0..self.triangles.len() as u32).filter(|&t| moved.triangles[t as usize]).collect();
+        let moved_boxes: Vec<Aabb> = moved_triangles
+            .iter()
+            .map(|&t| swept_box(&self.triangles[t as usize], [x_old, x], 0.0))
+            .collect();
+        let moved_tree =
+            (!moved_boxes.is_empty()).then(|| Bvh::from_leaves(BvhBuildStrategy::Binned, &moved_boxes));
+        (0..x.len() as u32)
+            .into_par_iter()
+            .filter(|&i| self.collides(i as usize, w_inv))
+            .flat_map_iter(|i| {
+                let taken = reference_box(&[i], boxes, self.distance[i as usize] + grow);
+                let query = shifted(&taken, shift).loosened(room);
+                let mut near: Vec<u32> = if moved.vertices[i as usize] {
+                    trees.triangles.intersect_aabb(&query).collect()
+                } else if let Some(tree) = &moved_tree {
+                    tree.intersect_aabb(&query).map(|k| moved_triangles[k as usize]).collect()
+                } else {
+                    Vec::new()
+                };
+                near.retain(|&t| {
+                    let triangle = &self.triangles[t as usize];
+                    !triangle.contains(&i) && taken.intersects(&reference_box(triangle, boxes, 0.0))
+                });
+                near.sort_unstable();
+                near.into_iter().map(move |t| (i, t))
+            })
+            .collect()
+    }
+
+    /// [`SelfCollision::retake`]'s edge pairs with a `moved` edge, in order: each moved edge's
+    /// candidate box (from `boxes`, grown as the trees' leaves, [`SelfCollision::margins`])
+    /// shifted by `shift` and grown by `room`, all in a tree traversed against both of the
+    /// edges' trees, and the pairs kept where their candidate boxes meet.
+    fn stray_edge_candidates(
+        &self,
+        (boxes, shift): (&[(Vec3, Vec3)], Vec3),
+        trees: &Trees,
+        moved: &Moved,
+        room: Real,
+    ) -> Vec<(u32, u32)> {
+        let margin = self.margins()[1];
+        let stray: Vec<u32> = (0..self.edges.len() as u32).filter(|&e| moved.edges[e as usize]).collect();
+        if stray.is_empty() {
+            return Vec::new();
+        }
+        let taken: Vec<Aabb> =
+            stray.iter().map(|&e| reference_box(&self.edges[e as usize], boxes, margin)).collect();
+        let queries: Vec<Aabb> = taken.iter().map(|b| shifted(b, shift).loosened(room)).collect();
+        let query_tree = Bvh::from_leaves(BvhBuildStrategy::Binned, &queries);
+        let halves = Trees::halves(self);
+        let found = |(tree, half): (&Bvh, Range<usize>)| -> Vec<(u32, u32)> {
+            // `leaf_pairs` yields its first pairs of nodes unchecked: each is checked again
+            let meet = |a: u32, b: u32| {
+                query_tree.leaf_node(a).zip(tree.leaf_node(b)).is_some_and(|(a, b)| a.intersects(b))
+            };
+            query_tree
+                .leaf_pairs(tree, |a, b| a.intersects(b))
+                .filter(|&(a, b)| meet(a, b))
+                .filter_map(|(k, f)| {
+                    let (e, f) = (stray[k as usize], half.start as u32 + f);
+                    // a pair of two moved edges once, from its first
+                    let once = f != e && (!moved.edges[f as usize] || e < f);
+                    let (edge, other) = (self.edges[e as usize], self.edges[f as usize]);
+                    (once
+                        && !share_a_vertex(edge, other)
+                        && taken[k as usize].intersects(&reference_box(&other, boxes, margin)))
+                    .then_some((e.min(f), e.max(f)))
+                })
+                .collect()
+        };
+        let (mut pairs, upper) = rayon::join(
+            || found((&trees.edges[0], halves[0].clone())),
+            || found((&trees.edges[1], halves[1].clone())),
+        );
+        pairs.extend(upper);
+        in_order(pairs, 0..self.edges.len())
     }
 
     /// [`SelfCollision::candidates`]' vertex–triangle pairs, in order: each colliding vertex's
@@ -577,6 +734,13 @@ impl SelfCollision {
     /// each other with every vertex moved up to the slack ([`SelfCollision::candidates`]).
     fn margins(&self) -> [Real; 2] {
         [0.0, self.max_distance / 2.0 + CANDIDATE_SLACK * self.max_distance * (1.0 + 1e-6)]
+    }
+
+    /// What a vertex's box is grown by (m) for its candidate triangles, beyond its distance:
+    /// twice the [`Candidates`]' slack (with room for rounding), so that it meets a triangle's
+    /// box where the two could meet with every vertex moved up to the slack.
+    fn query_growth(&self) -> Real {
+        2.0 * CANDIDATE_SLACK * self.max_distance * (1.0 + 1e-6)
     }
 
     /// Vertex `i`'s distance where it collides, else −1.
@@ -1203,6 +1367,54 @@ fn in_order(pairs: Vec<(u32, u32)>, firsts: Range<usize>) -> Vec<(u32, u32)> {
     sorted
 }
 
+/// The box of the `boxes` of an `item`'s vertices, grown by `grow`.
+fn reference_box<const K: usize>(item: &[u32; K], boxes: &[(Vec3, Vec3)], grow: Real) -> Aabb {
+    let (mut lo, mut hi) = boxes[item[0] as usize];
+    for &v in &item[1..] {
+        let (a, b) = boxes[v as usize];
+        (lo, hi) = (lo.inf(&a), hi.sup(&b));
+    }
+    Aabb::new(lo.into(), hi.into()).loosened(grow)
+}
+
+/// `b` moved by `shift`.
+fn shifted(b: &Aabb, shift: Vec3) -> Aabb {
+    Aabb::new(b.mins + shift, b.maxs + shift)
+}
+
+/// The `kept` pairs that `keep` holds, with the `found` pairs (each in order, none in
+/// common), in order: merged in parallel, in pieces of `kept` of 4,096 pairs.
+fn merge(
+    kept: &[(u32, u32)],
+    keep: impl Fn(&(u32, u32)) -> bool + Sync,
+    found: &[(u32, u32)],
+) -> Vec<(u32, u32)> {
+    const PIECE: usize = 4096;
+    let pieces = kept.len().div_ceil(PIECE).max(1);
+    // where each piece's share of `found` starts
+    let start = |k: usize| match k {
+        0 => 0,
+        k if k >= pieces => found.len(),
+        k => found.partition_point(|p| *p < kept[k * PIECE]),
+    };
+    (0..pieces)
+        .into_par_iter()
+        .flat_map_iter(|k| {
+            let piece = &kept[(k * PIECE).min(kept.len())..((k + 1) * PIECE).min(kept.len())];
+            let mut found = found[start(k)..start(k + 1)].iter().copied().peekable();
+            let mut merged = Vec::with_capacity(piece.len() + found.len());
+            for &pair in piece.iter().filter(|p| keep(p)) {
+                while let Some(earlier) = found.next_if(|&q| q < pair) {
+                    merged.push(earlier);
+                }
+                merged.push(pair);
+            }
+            merged.extend(found);
+            merged
+        })
+        .collect()
+}
+
 /// A BVH over the boxes of the `items` (triangles or edges, by vertex index) in `range`, swept
 /// from `x_old` to `x`, grown by `margin`; each leaf is keyed by its item's place in `range`
 /// (parry's `Bvh::from_iter` keys a tree of one or two leaves 0 and 1 whatever it is given).
@@ -1323,6 +1535,8 @@ pub struct ContactStep<'a> {
     detections: usize,
     retests: usize,
     takes: usize,
+    /// Of the takes, those for the vertices that left the slack alone ([`SelfCollision::retake`]).
+    retakes: usize,
     /// Whether the step's friction between layers was taken (by its first projection), and
     /// whether it found the faces from the candidates ([`SelfCollision::touching`]).
     rubbed: bool,
@@ -1354,6 +1568,7 @@ impl<'a> ContactStep<'a> {
             detections: 0,
             retests: 0,
             takes: 0,
+            retakes: 0,
             rubbed: false,
             rubbed_known: false,
             backed: None,
@@ -1407,7 +1622,11 @@ struct Moved {
 impl Moved {
     /// Between positions `last` and `x`.
     fn new(sc: &SelfCollision, x: &[Vec3], last: &[Vec3]) -> Self {
-        let vertices: Vec<bool> = x.iter().zip(last).map(|(a, b)| a != b).collect();
+        Self::from_vertices(sc, x.iter().zip(last).map(|(a, b)| a != b).collect())
+    }
+
+    /// Where the `vertices` moved.
+    fn from_vertices(sc: &SelfCollision, vertices: Vec<bool>) -> Self {
         let (triangles, edges) =
             (touched_items(&sc.triangles, &vertices), touched_items(&sc.edges, &vertices));
         Moved { vertices, triangles, edges }
@@ -1495,6 +1714,33 @@ impl Candidates {
         (0..3).all(|a| high[a] - low[a] <= 2.0 * self.slack - room)
     }
 
+    /// The vertices that left the slack in the step `x_old → x` (and the translation of the
+    /// others), where they are few enough to take the candidates again for them alone
+    /// ([`SelfCollision::retake`]): at most [`STRAY_SHARE`] of the vertices. A vertex stays where
+    /// both ends of its box, on every axis, moved within the slack of the translation (per
+    /// axis, the median of the ends' moves) since the candidates were taken. That is more than
+    /// [`Candidates::hold`] asks (a box that shrank within its old one needs no new pairs), so
+    /// that the box it was taken at, shifted, lies within the slack of its box now: a stray's
+    /// pairs are then found in the trees, fit to now. On the crumple of
+    /// `examples/crumple_cost.rs`, 9 % of the strays are such shrunk boxes alone.
+    fn strays(&self, x_old: &[Vec3], x: &[Vec3]) -> Option<(Vec3, Vec<bool>)> {
+        let moves: Vec<(Vec3, Vec3)> = (x_old, x, &self.boxes[..])
+            .into_par_iter()
+            .map(|(a, b, (lo, hi))| (a.inf(b) - lo, a.sup(b) - hi))
+            .collect();
+        let shift = Vec3::from_fn(|axis, _| {
+            let mut ends: Vec<Real> = moves.iter().flat_map(|(lo, hi)| [lo[axis], hi[axis]]).collect();
+            let middle = ends.len() / 2;
+            *ends.select_nth_unstable_by(middle, Real::total_cmp).1
+        });
+        let strays: Vec<bool> = moves
+            .par_iter()
+            .map(|(lo, hi)| (lo - shift).amax() > self.slack || (hi - shift).amax() > self.slack)
+            .collect();
+        let count = strays.iter().filter(|&&s| s).count();
+        (count as Real <= STRAY_SHARE * strays.len() as Real).then_some((shift, strays))
+    }
+
     /// The triangles paired with vertex `i`, in order.
     fn triangles_of(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
         let (start, end) =
@@ -1517,6 +1763,13 @@ impl Candidates {
 /// `examples/collision_cost.rs` (its cloth moved beyond the slack more often), 1/8 slower on
 /// both.
 const CANDIDATE_SLACK: Real = 0.5;
+
+/// The largest share of the vertices (1/8) that may have left the [`Candidates`]' slack for a
+/// take to look for their pairs alone ([`SelfCollision::retake`]); where more did, the
+/// candidates are taken afresh. On the crumple of `examples/crumple_cost.rs`, one thread:
+/// 1/16 as fast; 1/4 slower (1,048 takes for the strays instead of 480, their cost near a
+/// fresh take's: 14.8–16.0 s against 12.6–13.4).
+const STRAY_SHARE: Real = 0.125;
 
 /// Refits of the broad phase's trees before they are built afresh (8).
 const REBUILD_STEPS: usize = 8;
@@ -1801,6 +2054,152 @@ mod tests {
             }
         }
         assert!(meeting > 0, "no pair of edges meets");
+    }
+
+    /// Two sheets, the upper about 3 mm above the lower, carried 3 mm sideways and 1 mm down in
+    /// each of two steps, every vertex also moved up to 1.8 mm on each axis in the second and a
+    /// patch of 10 upper vertices lifted 6 mm (the slack is 2 mm): the candidates taken in the first step hold but for the patch, whose vertices are
+    /// the strays, and taken again for them alone they are exactly the pairs whose boxes meet
+    /// with every vertex at its candidates' box (the strays' now, less the common move), as a
+    /// take finds them (`candidates_are_the_pairs_whose_boxes_meet`); they hold for the second
+    /// step and have every pair whose boxes meet in it. With a third of the upper sheet lifted
+    /// the candidates are taken afresh.
+    #[test]
+    fn candidates_taken_again_for_the_strays_are_the_pairs_whose_boxes_meet() {
+        // two 16 × 16 sheets of 1 cm, the upper rippled about 3 mm above the lower
+        let sheet = crate::shapes::grid(16, 16, 0.01);
+        let n = sheet.positions.len();
+        let ripple = |p: &Vec3| p + Vec3::new(0.002, 0.003, 0.003 + 0.002 * (60.0 * p.x).sin());
+        let x0: Vec<Vec3> =
+            sheet.positions.iter().copied().chain(sheet.positions.iter().map(ripple)).collect();
+        let upper = sheet.triangles.iter().map(|t| t.map(|v| v + n as u32));
+        let triangles: Vec<[u32; 3]> = sheet.triangles.iter().copied().chain(upper).collect();
+        let sc = SelfCollision::new(&triangles, &vec![0.004; 2 * n], &x0).unwrap();
+        let w_inv = vec![1e3; 2 * n];
+        // each step moves every vertex by `motion`, so each box moves by it
+        let motion = Vec3::new(0.003, -0.003, -0.001);
+        let x1: Vec<Vec3> = x0.iter().map(|p| p + motion).collect();
+        let taken = sc.candidates(&x0, &x1, &Trees::build(&sc, &x0, &x1), &w_inv);
+        // and in the second, each vertex strays up to 1.8 mm more on each axis
+        let jitter = |i: usize| Vec3::from_fn(|a, _| 0.0018 * ((7 * i + 3 * a) as Real).sin());
+        let carry = |lifted: &[usize]| -> Vec<Vec3> {
+            let mut x2: Vec<Vec3> = x1.iter().enumerate().map(|(i, p)| p + motion + jitter(i)).collect();
+            lifted.iter().for_each(|&i| x2[i].z += 0.006);
+            x2
+        };
+        let patch: Vec<usize> = (0..10).map(|k| n + 100 + k).collect();
+        let x2 = carry(&patch);
+        assert!(!taken.hold(&x1, &x2));
+        let (shift, strays) = taken.strays(&x1, &x2).expect("10 of 512 vertices stray");
+        let stray_list: Vec<usize> = (0..2 * n).filter(|&i| strays[i]).collect();
+        assert_eq!(stray_list, patch);
+        assert!((shift - motion).amax() < 0.0018, "{shift}");
+        let trees = Trees::build(&sc, &x1, &x2);
+        let retaken = sc.retake(taken, (shift, strays), &x1, &x2, &trees, &w_inv);
+        assert!(retaken.hold(&x1, &x2));
+        // the pairs whose candidates' boxes meet, grown as a take grows them
+        let boxes = &retaken.boxes;
+        let at = |item: &[u32], grow: Real| {
+            let lo = item
+                .iter()
+                .map(|&v| boxes[v as usize].0)
+                .fold(Vec3::repeat(Real::INFINITY), |a, b| a.inf(&b));
+            let hi = item
+                .iter()
+                .map(|&v| boxes[v as usize].1)
+                .fold(Vec3::repeat(-Real::INFINITY), |a, b| a.sup(&b));
+            Aabb::new(lo.into(), hi.into()).loosened(grow)
+        };
+        let grow = 2.0 * CANDIDATE_SLACK * sc.max_distance * (1.0 + 1e-6);
+        let points: Vec<(u32, u32)> = (0..2 * n as u32)
+            .flat_map(|i| (0..sc.triangles.len() as u32).map(move |t| (i, t)))
+            .filter(|&(i, t)| {
+                let triangle = &sc.triangles[t as usize];
+                !triangle.contains(&i)
+                    && at(&[i], sc.distance[i as usize] + grow).intersects(&at(triangle, 0.0))
+            })
+            .collect();
+        let margin = sc.margins()[1];
+        let pairs: Vec<(u32, u32)> = (0..sc.edges.len() as u32)
+            .flat_map(|e| (e + 1..sc.edges.len() as u32).map(move |f| (e, f)))
+            .filter(|&(e, f)| {
+                let (a, b) = (sc.edges[e as usize], sc.edges[f as usize]);
+                !share_a_vertex(a, b) && at(&a, margin).intersects(&at(&b, margin))
+            })
+            .collect();
+        let differ = |a: &[(u32, u32)], b: &[(u32, u32)]| -> Vec<(u32, u32)> {
+            let missing = b.iter().filter(|p| a.binary_search(p).is_err());
+            missing.chain(a.iter().filter(|p| b.binary_search(p).is_err())).take(8).copied().collect()
+        };
+        assert!(
+            retaken.points == points,
+            "vertex–triangle pairs differ: {:?}",
+            differ(&retaken.points, &points)
+        );
+        assert!(retaken.pairs == pairs, "edge pairs differ: {:?}", differ(&retaken.pairs, &pairs));
+        assert!(points.iter().any(|&(i, _)| strays_include(&stray_list, i)), "no stray pairs");
+        // every pair a detection in the second step tests
+        let now = Boxes::new(&sc, [&x1, &x2], None);
+        let meet = (0..2 * n as u32)
+            .flat_map(|i| (0..sc.triangles.len() as u32).map(move |t| (i, t)))
+            .filter(|&(i, t)| {
+                !sc.triangles[t as usize].contains(&i)
+                    && now.vertices[i as usize].intersects(&now.triangles[t as usize])
+            });
+        assert!(meet.into_iter().all(|p| retaken.points.binary_search(&p).is_ok()));
+        let near = meeting_edge_pairs(&sc, &x1, &x2).into_iter().filter(|&(e, f)| {
+            now.edges[e as usize].intersects(&now.edges[f as usize].loosened(sc.max_distance))
+        });
+        assert!(near.into_iter().all(|p| retaken.pairs.binary_search(&p).is_ok()));
+        // a third of the upper sheet lifted: taken afresh
+        let taken = sc.candidates(&x0, &x1, &Trees::build(&sc, &x0, &x1), &w_inv);
+        let third: Vec<usize> = (n..n + n / 3).collect();
+        assert!(taken.strays(&x1, &carry(&third)).is_none());
+    }
+
+    /// [`two_sheets`] in contact as in `candidates_kept_through_a_common_fall_find_what_fresh_ones_find`,
+    /// falling together, and a patch of 8 upper vertices thrown up 5 mm (2.5 times the slack) in
+    /// two steps and down in the next two, in turn: the candidates are taken again for the patch
+    /// alone every other step (a box that shrinks within its candidates' box needs none),
+    /// and the steps find what they find with a fresh broad phase and fresh candidates at every
+    /// detection, bit for bit.
+    #[test]
+    fn candidates_taken_again_for_the_strays_find_what_fresh_ones_find() {
+        let (sc, mut x0, n) = two_sheets();
+        x0[n..].iter_mut().for_each(|p| p.z -= 0.017);
+        let (mass, pinned) = (vec![1e-3; 2 * n], vec![false; 2 * n]);
+        let (h, steps) = (1.0 / 120.0, 16);
+        let patch = n + 60..n + 68;
+        let run = |keep: bool| {
+            let mut broad = BroadPhase::default();
+            let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
+            let (mut moved, mut retakes) = (0, 0);
+            for step in 0..steps {
+                let x_old = x.clone();
+                let throw = if step % 4 < 2 { 0.005 } else { -0.005 };
+                for (i, p) in x.iter_mut().enumerate() {
+                    let sink = if i >= n { -0.0502 } else { -0.05 };
+                    *p += Vec3::new(0.01, -0.02, sink + if patch.contains(&i) { throw } else { 0.0 });
+                }
+                if !keep {
+                    broad = BroadPhase::default();
+                }
+                let mut step = ContactStep::new(&x_old, &x);
+                step.reuse = keep;
+                moved += sc.project(&mut step, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
+                retakes += step.retakes;
+            }
+            (x, v, moved, retakes)
+        };
+        let (kept, fresh) = (run(true), run(false));
+        assert!(kept.2 > 50, "the sheets barely met: {} vertex moves", kept.2);
+        assert_eq!((&kept.0, &kept.1, kept.2), (&fresh.0, &fresh.1, fresh.2));
+        assert_eq!(fresh.3, 0);
+        assert!(kept.3 * 3 >= steps, "candidates taken again {} times in {steps} steps", kept.3);
+    }
+
+    fn strays_include(strays: &[usize], i: u32) -> bool {
+        strays.contains(&(i as usize))
     }
 
     /// The same two sheets, with a floor under the lower one that pushes its vertices back up
