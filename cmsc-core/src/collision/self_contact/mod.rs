@@ -185,7 +185,8 @@ pub const PASSES: usize = 64;
 /// versions back). Since, on another 2-core VM (598 steps, about 8 detections per step):
 /// 15.6–15.9 ms per step against 4.5–4.6, 3.43–3.51× (`crumple_cost 48 ratio 40 adaptive`;
 /// the example's docs keep each change's figures); with the candidates taken again for the
-/// strays alone, 15.2–15.6 ms against 4.5, 3.38–3.44×.
+/// strays alone, 15.2–15.6 ms against 4.5, 3.38–3.44×; with the sweeps' order by counting,
+/// 14.9–15.5 ms against 4.6–4.8, 3.11–3.28×.
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
@@ -808,19 +809,29 @@ impl SelfCollision {
     /// versions did. (Swept once each, all edge pairs before all faces, a frictionless layer
     /// slid 10 % faster than it can fall down its slope at h = 1/120 s, `tests/contacts.rs`;
     /// all faces first, the V-fold of `tests/self_collision.rs` crossed near its pinned fold.)
+    /// Put in order by counting, not by a sort of (vertex, kind, index) as before: on the
+    /// crumple of `examples/crumple_cost.rs` (about 4,800 detections of about 1,000 contacts
+    /// each) 14.85–15.47 ms per step against 15.73–16.08 on 2 threads (this runs on one, while
+    /// the other waits), 13.8–13.9 s against 14.1–14.3 on one, the same states.
     fn sweep_order(&self, pairs: &[Contact], points: &[Contact], w_inv: &[Real]) -> Vec<Contact> {
-        let collides = |v: u32| w_inv[v as usize] > 0.0 && self.distance[v as usize] > 0.0;
-        let mut order: Vec<(u32, bool, u32)> = pairs
-            .iter()
-            .enumerate()
-            .flat_map(|(k, c)| c.idx.into_iter().filter(|&v| collides(v)).map(move |v| (v, false, k as u32)))
-            .chain(points.iter().enumerate().map(|(k, c)| (c.idx[0], true, k as u32)))
-            .collect();
-        order.sort_unstable();
+        let collides = |v: &u32| w_inv[*v as usize] > 0.0 && self.distance[*v as usize] > 0.0;
+        // each contact with the vertex it is swept for, the edge pairs first, each in order
+        let swept = || {
+            let edge_pairs =
+                pairs.iter().flat_map(|c| c.idx.into_iter().filter(collides).map(move |v| (v, c)));
+            edge_pairs.chain(points.iter().map(|c| (c.idx[0], c)))
+        };
+        // counted into one run per vertex, each run in that order
+        let mut start = run_starts(swept().map(|(v, _)| v as usize), w_inv.len());
+        let Some((_, &first)) = swept().next() else {
+            return Vec::new();
+        };
+        let mut order = vec![first; start[w_inv.len()]];
+        for (v, &c) in swept() {
+            order[start[v as usize]] = c;
+            start[v as usize] += 1;
+        }
         order
-            .into_iter()
-            .map(|(_, point, k)| if point { points[k as usize] } else { pairs[k as usize] })
-            .collect()
     }
 
     /// The contacts the friction between layers acts on at `x`: each vertex with a distance and
@@ -1348,13 +1359,7 @@ fn share_a_vertex([i, j]: [u32; 2], [k, l]: [u32; 2]) -> bool {
 /// when it ordered the vertex–triangle pairs too; it now orders the edge pairs only).
 fn in_order(pairs: Vec<(u32, u32)>, firsts: Range<usize>) -> Vec<(u32, u32)> {
     let bucket = |a: u32| a as usize - firsts.start;
-    let mut start = vec![0usize; firsts.len() + 1];
-    for &(a, _) in &pairs {
-        start[bucket(a) + 1] += 1;
-    }
-    for k in 0..firsts.len() {
-        start[k + 1] += start[k];
-    }
+    let start = run_starts(pairs.iter().map(|&(a, _)| bucket(a)), firsts.len());
     let mut sorted = vec![(0, 0); pairs.len()];
     let mut next = start.clone();
     for pair in pairs {
@@ -1365,6 +1370,19 @@ fn in_order(pairs: Vec<(u32, u32)>, firsts: Range<usize>) -> Vec<(u32, u32)> {
         sorted[bucket[0]..bucket[1]].sort_unstable_by_key(|&(_, b)| b);
     }
     sorted
+}
+
+/// Where the run of each key starts when `keys` (each below `count`) are put in order by
+/// counting, and at the end where the last run ends.
+fn run_starts(keys: impl Iterator<Item = usize>, count: usize) -> Vec<usize> {
+    let mut start = vec![0usize; count + 1];
+    for key in keys {
+        start[key + 1] += 1;
+    }
+    for k in 0..count {
+        start[k + 1] += start[k];
+    }
+    start
 }
 
 /// The box of the `boxes` of an `item`'s vertices, grown by `grow`.
@@ -1397,7 +1415,7 @@ fn merge(
         k if k >= pieces => found.len(),
         k => found.partition_point(|p| *p < kept[k * PIECE]),
     };
-    (0..pieces)
+    let merged: Vec<(u32, u32)> = (0..pieces)
         .into_par_iter()
         .flat_map_iter(|k| {
             let piece = &kept[(k * PIECE).min(kept.len())..((k + 1) * PIECE).min(kept.len())];
@@ -1412,7 +1430,9 @@ fn merge(
             merged.extend(found);
             merged
         })
-        .collect()
+        .collect();
+    debug_assert!(merged.windows(2).all(|w| w[0] < w[1]), "merged out of order");
+    merged
 }
 
 /// A BVH over the boxes of the `items` (triangles or edges, by vertex index) in `range`, swept
