@@ -1896,13 +1896,18 @@ mod tests {
     /// Two 12 × 12 sheets 2 cm apart, the upper one rippled, with self-collision at 4 mm: the
     /// settings, the start positions and the number of vertices of a sheet.
     fn two_sheets() -> (SelfCollision, Vec<Vec3>, usize) {
-        let sheet = crate::shapes::grid(12, 12, 0.02);
+        sheets(12, 0.02, |p| p + Vec3::new(0.005, 0.003, 0.02 + 0.004 * (40.0 * p.x).sin()))
+    }
+
+    /// Two square sheets of `count` × `count` vertices `spacing` apart, the second at `upper`
+    /// of the first's positions, with self-collision at 4 mm: as [`two_sheets`].
+    fn sheets(count: u32, spacing: Real, upper: impl Fn(&Vec3) -> Vec3) -> (SelfCollision, Vec<Vec3>, usize) {
+        let sheet = crate::shapes::grid(count, count, spacing);
         let n = sheet.positions.len();
-        let ripple = |p: &Vec3| p + Vec3::new(0.005, 0.003, 0.02 + 0.004 * (40.0 * p.x).sin());
         let x0: Vec<Vec3> =
-            sheet.positions.iter().copied().chain(sheet.positions.iter().map(ripple)).collect();
-        let upper = sheet.triangles.iter().map(|t| t.map(|v| v + n as u32));
-        let triangles: Vec<[u32; 3]> = sheet.triangles.iter().copied().chain(upper).collect();
+            sheet.positions.iter().copied().chain(sheet.positions.iter().map(upper)).collect();
+        let second = sheet.triangles.iter().map(|t| t.map(|v| v + n as u32));
+        let triangles: Vec<[u32; 3]> = sheet.triangles.iter().copied().chain(second).collect();
         (SelfCollision::new(&triangles, &vec![0.004; 2 * n], &x0).unwrap(), x0, n)
     }
 
@@ -1953,39 +1958,52 @@ mod tests {
 
     /// [`two_sheets`] with the upper one lowered into contact, the pair falling 5 cm per step
     /// (25 times the candidates' slack) while the upper sheet sinks 0.2 mm per step onto the
-    /// lower: candidates kept from step to step hold under the common fall (their test allows a
-    /// translation of the whole mesh), so most steps take none from the trees, and the steps
-    /// find what they find with a fresh broad phase each step, bit for bit. (Taken relative to
-    /// fixed boxes, the candidates were taken afresh at every step.)
-    #[test]
-    fn candidates_kept_through_a_common_fall_find_what_fresh_ones_find() {
+    /// lower, each vertex `i` lifted `lift(step, i)` more (m), for `steps` steps: the positions,
+    /// velocities and vertex moves at the end, and the takes and the retakes of candidates,
+    /// with the broad phase kept from step to step (`keep`), or afresh at every step with
+    /// fresh candidates at every detection.
+    fn fall_together(
+        steps: usize,
+        keep: bool,
+        lift: impl Fn(usize, usize) -> Real,
+    ) -> (Vec<Vec3>, Vec<Vec3>, usize, [usize; 2]) {
         let (sc, mut x0, n) = two_sheets();
         x0[n..].iter_mut().for_each(|p| p.z -= 0.017);
         let (mass, pinned) = (vec![1e-3; 2 * n], vec![false; 2 * n]);
-        let (h, steps) = (1.0 / 120.0, 16);
-        let run = |keep: bool| {
-            let mut broad = BroadPhase::default();
-            let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
-            let (mut moved, mut takes) = (0, 0);
-            for _ in 0..steps {
-                let x_old = x.clone();
-                for (i, p) in x.iter_mut().enumerate() {
-                    *p += Vec3::new(0.01, -0.02, if i >= n { -0.0502 } else { -0.05 });
-                }
-                if !keep {
-                    broad = BroadPhase::default();
-                }
-                let mut step = ContactStep::new(&x_old, &x);
-                moved += sc.project(&mut step, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
-                takes += step.takes;
+        let h = 1.0 / 120.0;
+        let mut broad = BroadPhase::default();
+        let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
+        let (mut moved, mut takes) = (0, [0, 0]);
+        for step in 0..steps {
+            let x_old = x.clone();
+            for (i, p) in x.iter_mut().enumerate() {
+                let sink = if i >= n { -0.0502 } else { -0.05 };
+                *p += Vec3::new(0.01, -0.02, sink + lift(step, i));
             }
-            (x, v, moved, takes)
-        };
-        let (kept, fresh) = (run(true), run(false));
+            if !keep {
+                broad = BroadPhase::default();
+            }
+            let mut contacts = ContactStep::new(&x_old, &x);
+            contacts.reuse = keep;
+            moved += sc.project(&mut contacts, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
+            takes = [takes[0] + contacts.takes, takes[1] + contacts.retakes];
+        }
+        (x, v, moved, takes)
+    }
+
+    /// [`fall_together`]: candidates kept from step to step hold under the common fall (their
+    /// test allows a translation of the whole mesh), so most steps take none from the trees,
+    /// and the steps find what they find with a fresh broad phase and fresh candidates at every
+    /// detection, bit for bit. (Taken relative to fixed boxes, the candidates were taken afresh
+    /// at every step.)
+    #[test]
+    fn candidates_kept_through_a_common_fall_find_what_fresh_ones_find() {
+        let steps = 16;
+        let (kept, fresh) = (fall_together(steps, true, |_, _| 0.0), fall_together(steps, false, |_, _| 0.0));
         assert!(kept.2 > 50, "the sheets barely met: {} vertex moves", kept.2);
         assert_eq!((&kept.0, &kept.1, kept.2), (&fresh.0, &fresh.1, fresh.2));
-        assert!(fresh.3 >= steps);
-        assert!(kept.3 * 4 <= steps, "candidates taken {} times in {steps} steps", kept.3);
+        assert!(fresh.3[0] >= steps);
+        assert!(kept.3[0] * 4 <= steps, "candidates taken {} times in {steps} steps", kept.3[0]);
     }
 
     /// [`two_sheets`] thrown at each other for 12 steps (the contacts' output the next step's
@@ -2087,14 +2105,8 @@ mod tests {
     #[test]
     fn candidates_taken_again_for_the_strays_are_the_pairs_whose_boxes_meet() {
         // two 16 × 16 sheets of 1 cm, the upper rippled about 3 mm above the lower
-        let sheet = crate::shapes::grid(16, 16, 0.01);
-        let n = sheet.positions.len();
-        let ripple = |p: &Vec3| p + Vec3::new(0.002, 0.003, 0.003 + 0.002 * (60.0 * p.x).sin());
-        let x0: Vec<Vec3> =
-            sheet.positions.iter().copied().chain(sheet.positions.iter().map(ripple)).collect();
-        let upper = sheet.triangles.iter().map(|t| t.map(|v| v + n as u32));
-        let triangles: Vec<[u32; 3]> = sheet.triangles.iter().copied().chain(upper).collect();
-        let sc = SelfCollision::new(&triangles, &vec![0.004; 2 * n], &x0).unwrap();
+        let (sc, x0, n) =
+            sheets(16, 0.01, |p| p + Vec3::new(0.002, 0.003, 0.003 + 0.002 * (60.0 * p.x).sin()));
         let w_inv = vec![1e3; 2 * n];
         // each step moves every vertex by `motion`, so each box moves by it
         let motion = Vec3::new(0.003, -0.003, -0.001);
@@ -2157,7 +2169,7 @@ mod tests {
             differ(&retaken.points, &points)
         );
         assert!(retaken.pairs == pairs, "edge pairs differ: {:?}", differ(&retaken.pairs, &pairs));
-        assert!(points.iter().any(|&(i, _)| strays_include(&stray_list, i)), "no stray pairs");
+        assert!(points.iter().any(|&(i, _)| stray_list.contains(&(i as usize))), "no stray pairs");
         // every pair a detection in the second step tests
         let now = Boxes::new(&sc, [&x1, &x2], None);
         let meet = (0..2 * n as u32)
@@ -2177,49 +2189,30 @@ mod tests {
         assert!(taken.strays(&x1, &carry(&third)).is_none());
     }
 
-    /// [`two_sheets`] in contact as in `candidates_kept_through_a_common_fall_find_what_fresh_ones_find`,
-    /// falling together, and a patch of 8 upper vertices thrown up 5 mm (2.5 times the slack) in
-    /// two steps and down in the next two, in turn: the candidates are taken again for the patch
-    /// alone every other step (a box that shrinks within its candidates' box needs none),
-    /// and the steps find what they find with a fresh broad phase and fresh candidates at every
-    /// detection, bit for bit.
+    /// [`fall_together`], with a patch of 8 upper vertices also thrown up 5 mm (2.5 times the
+    /// slack) in two steps and down in the next two, in turn: the candidates are taken again
+    /// for the patch alone every other step (a box that shrinks within its candidates' box
+    /// needs none), and the steps find what they find with a fresh broad phase and fresh
+    /// candidates at every detection, bit for bit.
     #[test]
     fn candidates_taken_again_for_the_strays_find_what_fresh_ones_find() {
-        let (sc, mut x0, n) = two_sheets();
-        x0[n..].iter_mut().for_each(|p| p.z -= 0.017);
-        let (mass, pinned) = (vec![1e-3; 2 * n], vec![false; 2 * n]);
-        let (h, steps) = (1.0 / 120.0, 16);
+        let (steps, n) = (16, two_sheets().2);
         let patch = n + 60..n + 68;
-        let run = |keep: bool| {
-            let mut broad = BroadPhase::default();
-            let (mut x, mut v) = (x0.clone(), vec![Vec3::zeros(); 2 * n]);
-            let (mut moved, mut retakes) = (0, 0);
-            for step in 0..steps {
-                let x_old = x.clone();
-                let throw = if step % 4 < 2 { 0.005 } else { -0.005 };
-                for (i, p) in x.iter_mut().enumerate() {
-                    let sink = if i >= n { -0.0502 } else { -0.05 };
-                    *p += Vec3::new(0.01, -0.02, sink + if patch.contains(&i) { throw } else { 0.0 });
+        let lift = |step: usize, i: usize| match (patch.contains(&i), step % 4 < 2) {
+            (false, _) => 0.0,
+            (true, up) => {
+                if up {
+                    0.005
+                } else {
+                    -0.005
                 }
-                if !keep {
-                    broad = BroadPhase::default();
-                }
-                let mut step = ContactStep::new(&x_old, &x);
-                step.reuse = keep;
-                moved += sc.project(&mut step, &mut x, &mut v, (&mass, &pinned), h, &mut broad);
-                retakes += step.retakes;
             }
-            (x, v, moved, retakes)
         };
-        let (kept, fresh) = (run(true), run(false));
+        let (kept, fresh) = (fall_together(steps, true, lift), fall_together(steps, false, lift));
         assert!(kept.2 > 50, "the sheets barely met: {} vertex moves", kept.2);
         assert_eq!((&kept.0, &kept.1, kept.2), (&fresh.0, &fresh.1, fresh.2));
-        assert_eq!(fresh.3, 0);
-        assert!(kept.3 * 3 >= steps, "candidates taken again {} times in {steps} steps", kept.3);
-    }
-
-    fn strays_include(strays: &[usize], i: u32) -> bool {
-        strays.contains(&(i as usize))
+        assert_eq!(fresh.3[1], 0);
+        assert!(kept.3[1] * 3 >= steps, "candidates taken again {} times in {steps} steps", kept.3[1]);
     }
 
     /// The same two sheets, with a floor under the lower one that pushes its vertices back up
