@@ -166,6 +166,12 @@
 //! 3.36–3.38×, and one run at 17.74 against 5.65, 3.14×, while the VM was slow); on one thread
 //! 13.8–13.9 s against 14.1–14.3. The same 598 steps and states.
 //!
+//! With the candidates' slack 0.35 of the distance instead of 1/2 (`CANDIDATE_SLACK`: fewer
+//! pairs to test at every detection, taken more often, now mostly for the strays alone), three
+//! runs of each in turn: 14.75–15.49 ms per step against 4.58–5.05, **3.07–3.24×** (1/2:
+//! 15.50–16.12 ms, 3.27–3.47×; 1/4: 2.98–3.20×, but slower on the calm drape of
+//! `collision_cost`, where 0.35 is as fast as 1/2). The same 598 steps and states.
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the
