@@ -134,8 +134,8 @@ pub const PASSES: usize = 64;
 /// corrections, the obstacles' pushes and, on a calm or falling scene, the next steps mostly
 /// do), and they are kept from step to step while they hold. Where a few vertices (at most an
 /// eighth) left the slack, the pairs of their triangles and edges alone are taken again
-/// (`SelfCollision::retake`); where more did, all are taken afresh. A step's first detection tests them all; each later detection of the step
-/// ([`ContactStep`]) tests only those with a vertex that moved since the last detection (a
+/// (`SelfCollision::retake`); where more did, all are taken afresh. A step's first detection
+/// tests them all; each later detection of the step ([`ContactStep`]) tests only those with a vertex that moved since the last detection (a
 /// pair's contact depends on its own four vertices alone), with the boxes of the rest kept, and
 /// keeps what the last detection found for the others. Every test is the box test the trees
 /// would apply, then the narrow phase (whose vertex–triangle swept test runs only where the
@@ -449,11 +449,11 @@ impl SelfCollision {
     /// candidate box, shifted, within the slack of its box now), is queried in the trees, and
     /// the pairs are kept where their candidate boxes meet, grown as a take's. So the
     /// candidates are what a take would have found with every vertex at its candidate box, and
-    /// they hold as a take's do. The crumple of
-    /// `examples/crumple_cost.rs` leaves the slack in most steps, but with a few of its
-    /// vertices: over its 48 frames, 480 takes take the strays' pairs again (1.0 ms each on 2
-    /// threads) and 238 take all afresh (3.2 ms), where before 471 took all afresh (a vertex
-    /// that stayed keeps its older box, so the candidates are taken more often).
+    /// they hold as a take's do. The crumple of `examples/crumple_cost.rs` leaves the slack in
+    /// most steps, but with a few of its vertices: over its 48 frames (with a slack of 1/2),
+    /// 480 takes take the strays' pairs again (1.0 ms each on 2 threads) and 238 take all
+    /// afresh (3.2 ms), where before 471 took all afresh (a vertex that stayed keeps its older
+    /// box, so the candidates are taken more often).
     fn retake(
         &self,
         kept: Candidates,
@@ -519,7 +519,7 @@ impl SelfCollision {
             .into_par_iter()
             .filter(|&i| self.collides(i as usize, w_inv))
             .flat_map_iter(|i| {
-                let taken = reference_box(&[i], boxes, self.distance[i as usize] + grow);
+                let taken = candidate_box(&[i], boxes, self.distance[i as usize] + grow);
                 let query = shifted(&taken, shift).loosened(room);
                 let mut near: Vec<u32> = if moved.vertices[i as usize] {
                     trees.triangles.intersect_aabb(&query).collect()
@@ -530,7 +530,7 @@ impl SelfCollision {
                 };
                 near.retain(|&t| {
                     let triangle = &self.triangles[t as usize];
-                    !triangle.contains(&i) && taken.intersects(&reference_box(triangle, boxes, 0.0))
+                    !triangle.contains(&i) && taken.intersects(&candidate_box(triangle, boxes, 0.0))
                 });
                 near.sort_unstable();
                 near.into_iter().map(move |t| (i, t))
@@ -555,7 +555,7 @@ impl SelfCollision {
             return Vec::new();
         }
         let taken: Vec<Aabb> =
-            stray.iter().map(|&e| reference_box(&self.edges[e as usize], boxes, margin)).collect();
+            stray.iter().map(|&e| candidate_box(&self.edges[e as usize], boxes, margin)).collect();
         let queries: Vec<Aabb> = taken.iter().map(|b| shifted(b, shift).loosened(room)).collect();
         let query_tree = Bvh::from_leaves(BvhBuildStrategy::Binned, &queries);
         let halves = Trees::halves(self);
@@ -574,7 +574,7 @@ impl SelfCollision {
                     let (edge, other) = (self.edges[e as usize], self.edges[f as usize]);
                     (once
                         && !share_a_vertex(edge, other)
-                        && taken[k as usize].intersects(&reference_box(&other, boxes, margin)))
+                        && taken[k as usize].intersects(&candidate_box(&other, boxes, margin)))
                     .then_some((e.min(f), e.max(f)))
                 })
                 .collect()
@@ -1386,8 +1386,8 @@ fn run_starts(keys: impl Iterator<Item = usize>, count: usize) -> Vec<usize> {
     start
 }
 
-/// The box of the `boxes` of an `item`'s vertices, grown by `grow`.
-fn reference_box<const K: usize>(item: &[u32; K], boxes: &[(Vec3, Vec3)], grow: Real) -> Aabb {
+/// The box of an `item` from its vertices' [`Candidates`] `boxes`, grown by `grow`.
+fn candidate_box<const K: usize>(item: &[u32; K], boxes: &[(Vec3, Vec3)], grow: Real) -> Aabb {
     let (mut lo, mut hi) = boxes[item[0] as usize];
     for &v in &item[1..] {
         let (a, b) = boxes[v as usize];
@@ -1743,7 +1743,8 @@ impl Candidates {
     /// [`Candidates::hold`] asks (a box that shrank within its old one needs no new pairs), so
     /// that the box it was taken at, shifted, lies within the slack of its box now: a stray's
     /// pairs are then found in the trees, fit to now. On the crumple of
-    /// `examples/crumple_cost.rs`, 9 % of the strays are such shrunk boxes alone.
+    /// `examples/crumple_cost.rs` (with a slack of 1/2), 9 % of the strays are such shrunk
+    /// boxes alone.
     fn strays(&self, x_old: &[Vec3], x: &[Vec3]) -> Option<(Vec3, Vec<bool>)> {
         let moves: Vec<(Vec3, Vec3)> = (x_old, x, &self.boxes[..])
             .into_par_iter()
@@ -1793,8 +1794,8 @@ const CANDIDATE_SLACK: Real = 0.35;
 
 /// The largest share of the vertices (1/8) that may have left the [`Candidates`]' slack for a
 /// take to look for their pairs alone ([`SelfCollision::retake`]); where more did, the
-/// candidates are taken afresh. On the crumple of `examples/crumple_cost.rs`, one thread:
-/// 1/16 as fast; 1/4 slower (1,048 takes for the strays instead of 480, their cost near a
+/// candidates are taken afresh. On the crumple of `examples/crumple_cost.rs`, one thread, with
+/// a slack of 1/2: 1/16 as fast; 1/4 slower (1,048 takes for the strays instead of 480, their cost near a
 /// fresh take's: 14.8–16.0 s against 12.6–13.4).
 const STRAY_SHARE: Real = 0.125;
 
