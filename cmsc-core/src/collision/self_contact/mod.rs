@@ -135,9 +135,10 @@ pub const PASSES: usize = 64;
 /// do), and they are kept from step to step while they hold. Where a few vertices (at most an
 /// eighth) left the slack, the pairs of their triangles and edges alone are taken again
 /// (`SelfCollision::retake`); where more did, all are taken afresh. A step's first detection
-/// tests them all; each later detection of the step ([`ContactStep`]) tests only those with a vertex that moved since the last detection (a
-/// pair's contact depends on its own four vertices alone), with the boxes of the rest kept, and
-/// keeps what the last detection found for the others. Every test is the box test the trees
+/// tests them all; each later detection of the step ([`ContactStep`]) tests only those with a
+/// vertex that moved since the last detection (a pair's contact depends on its own four
+/// vertices alone), with the boxes of the rest kept, and keeps what the last detection found
+/// for the others. Every test is the box test the trees
 /// would apply, then the narrow phase (whose vertex–triangle swept test runs only where the
 /// vertex's path meets the triangle's swept box). What a step finds is the same as from fresh
 /// queries at every pass (tests check it bit for bit), and does not depend on the trees'
@@ -1728,11 +1729,18 @@ impl Candidates {
     /// by `room` more than a detection grows them meet now only where they met then.
     fn hold_with(&self, x_old: &[Vec3], x: &[Vec3], room: Real) -> bool {
         let far = Vec3::repeat(Real::INFINITY);
-        let (low, high) = (x_old, x, &self.boxes[..])
-            .into_par_iter()
-            .map(|(a, b, (lo, hi))| (a.inf(b) - lo, a.sup(b) - hi))
-            .reduce(|| (far, -far), |p, q| (p.0.inf(&q.0), p.1.sup(&q.1)));
+        let (low, high) = self.moves(x_old, x).reduce(|| (far, -far), |p, q| (p.0.inf(&q.0), p.1.sup(&q.1)));
         (0..3).all(|a| high[a] - low[a] <= 2.0 * self.slack - room)
+    }
+
+    /// How far each end of each vertex's box in the step `x_old → x` lies from where it was
+    /// when they were taken: the lower end's move, the upper end's.
+    fn moves<'s>(
+        &'s self,
+        x_old: &'s [Vec3],
+        x: &'s [Vec3],
+    ) -> impl IndexedParallelIterator<Item = (Vec3, Vec3)> + 's {
+        (x_old, x, &self.boxes[..]).into_par_iter().map(|(a, b, (lo, hi))| (a.inf(b) - lo, a.sup(b) - hi))
     }
 
     /// The vertices that left the slack in the step `x_old → x` (and the translation of the
@@ -1746,10 +1754,7 @@ impl Candidates {
     /// `examples/crumple_cost.rs` (with a slack of 1/2), 9 % of the strays are such shrunk
     /// boxes alone.
     fn strays(&self, x_old: &[Vec3], x: &[Vec3]) -> Option<(Vec3, Vec<bool>)> {
-        let moves: Vec<(Vec3, Vec3)> = (x_old, x, &self.boxes[..])
-            .into_par_iter()
-            .map(|(a, b, (lo, hi))| (a.inf(b) - lo, a.sup(b) - hi))
-            .collect();
+        let moves: Vec<(Vec3, Vec3)> = self.moves(x_old, x).collect();
         let shift = Vec3::from_fn(|axis, _| {
             let mut ends: Vec<Real> = moves.iter().flat_map(|(lo, hi)| [lo[axis], hi[axis]]).collect();
             let middle = ends.len() / 2;
@@ -1795,8 +1800,8 @@ const CANDIDATE_SLACK: Real = 0.35;
 /// The largest share of the vertices (1/8) that may have left the [`Candidates`]' slack for a
 /// take to look for their pairs alone ([`SelfCollision::retake`]); where more did, the
 /// candidates are taken afresh. On the crumple of `examples/crumple_cost.rs`, one thread, with
-/// a slack of 1/2: 1/16 as fast; 1/4 slower (1,048 takes for the strays instead of 480, their cost near a
-/// fresh take's: 14.8–16.0 s against 12.6–13.4).
+/// a slack of 1/2: 1/16 as fast; 1/4 slower (1,048 takes for the strays instead of 480, their
+/// cost near a fresh take's: 14.8–16.0 s against 12.6–13.4).
 const STRAY_SHARE: Real = 0.125;
 
 /// Refits of the broad phase's trees before they are built afresh (8).
@@ -2109,12 +2114,13 @@ mod tests {
 
     /// Two sheets, the upper about 3 mm above the lower, at 6 mm, carried 3 mm sideways and 1
     /// mm down in each of two steps, every vertex also moved up to 1.9 mm on each axis in the
-    /// second and a patch of 10 upper vertices lifted 9 mm (the slack is 2.1 mm): the candidates taken in
-    /// the first step hold but for the patch, whose vertices are the strays, and taken again for them alone they are exactly the pairs whose boxes meet
-    /// with every vertex at its candidates' box (the strays' now, less the common move), as a
-    /// take finds them (`candidates_are_the_pairs_whose_boxes_meet`); they hold for the second
-    /// step and have every pair whose boxes meet in it. With a third of the upper sheet lifted
-    /// the candidates are taken afresh.
+    /// second and a patch of 10 upper vertices lifted 9 mm (the slack is 2.1 mm): the
+    /// candidates taken in the first step hold but for the patch, whose vertices are the
+    /// strays, and taken again for them alone they are exactly the pairs whose boxes meet with
+    /// every vertex at its candidates' box (the strays' now, less the common move), as a take
+    /// finds them (`candidates_are_the_pairs_whose_boxes_meet`); they hold for the second step
+    /// and have every pair whose boxes meet in it. With a third of the upper sheet lifted the
+    /// candidates are taken afresh.
     #[test]
     fn candidates_taken_again_for_the_strays_are_the_pairs_whose_boxes_meet() {
         // two 16 × 16 sheets of 1 cm, the upper rippled about 3 mm above the lower, at 6 mm
