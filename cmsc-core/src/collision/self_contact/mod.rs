@@ -561,13 +561,7 @@ impl SelfCollision {
         let query_tree = Bvh::from_leaves(BvhBuildStrategy::Binned, &queries);
         let halves = Trees::halves(self);
         let found = |(tree, half): (&Bvh, Range<usize>)| -> Vec<(u32, u32)> {
-            // `leaf_pairs` yields its first pairs of nodes unchecked: each is checked again
-            let meet = |a: u32, b: u32| {
-                query_tree.leaf_node(a).zip(tree.leaf_node(b)).is_some_and(|(a, b)| a.intersects(b))
-            };
-            query_tree
-                .leaf_pairs(tree, |a, b| a.intersects(b))
-                .filter(|&(a, b)| meet(a, b))
+            meeting_leaves(&query_tree, tree)
                 .filter_map(|(k, f)| {
                     let (e, f) = (stray[k as usize], half.start as u32 + f);
                     // a pair of two moved edges once, from its first
@@ -643,12 +637,7 @@ impl SelfCollision {
             }
         });
         if let Some((later, later_first)) = later {
-            // `leaf_pairs` yields its first pairs of nodes unchecked (two leaves at a root among
-            // them), so each pair's leaves are checked again, as the traversal within checks them
-            let meet = |a: u32, b: u32| {
-                tree.leaf_node(a).zip(later.leaf_node(b)).is_some_and(|(a, b)| a.intersects(b))
-            };
-            let across = tree.leaf_pairs(later, |a, b| a.intersects(b)).filter(|&(a, b)| meet(a, b));
+            let across = meeting_leaves(tree, later);
             pairs
                 .extend(across.map(|(a, b)| (first + a, later_first as u32 + b)).filter(|&pair| apart(pair)));
         }
@@ -1372,6 +1361,14 @@ fn in_order(pairs: Vec<(u32, u32)>, firsts: Range<usize>) -> Vec<(u32, u32)> {
         sorted[bucket[0]..bucket[1]].sort_unstable_by_key(|&(_, b)| b);
     }
     sorted
+}
+
+/// The pairs of a leaf of `a` and a leaf of `b` whose boxes meet. parry's `leaf_pairs` yields
+/// its first pairs of nodes unchecked (two leaves at a root among them), so each pair's leaves
+/// are checked again, as the traversal checks the others.
+fn meeting_leaves<'t>(a: &'t Bvh, b: &'t Bvh) -> impl Iterator<Item = (u32, u32)> + 't {
+    let meet = |i: u32, j: u32| a.leaf_node(i).zip(b.leaf_node(j)).is_some_and(|(p, q)| p.intersects(q));
+    a.leaf_pairs(b, |p, q| p.intersects(q)).filter(move |&(i, j)| meet(i, j))
 }
 
 /// Where the run of each key starts when `keys` (each below `count`) are put in order by
