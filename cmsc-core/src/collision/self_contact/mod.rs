@@ -400,14 +400,14 @@ impl SelfCollision {
                 step.retests += 1;
                 let moved = Moved::new(self, x, &last.x);
                 let touches = |idx: &[u32]| idx.iter().any(|&v| moved.vertices[v as usize]);
-                let mut found = self.test(candidates, arrived, x, w_inv, Some((&moved, last.boxes)));
+                let mut found = self.test(candidates, arrived, x, Some((&moved, last.boxes)));
                 found.pairs.extend(last.pairs.into_iter().filter(|c| !touches(&c.idx)));
                 found.points.extend(last.points.into_iter().filter(|c| !touches(&c.idx)));
                 found.pairs.par_sort_by_key(|c| (c.idx[0], c.idx[1], c.key));
                 found.points.par_sort_by_key(|c| (c.idx[0], c.key));
                 found
             }
-            None => self.test(candidates, arrived, x, w_inv, None),
+            None => self.test(candidates, arrived, x, None),
         };
         let found = self.sweep_order(&detection.pairs, &detection.points, w_inv);
         step.last = Some(detection);
@@ -437,8 +437,9 @@ impl SelfCollision {
         );
         pairs.extend(upper_pairs);
         let boxes = x_old.iter().zip(x).map(|(a, b)| (a.inf(b), a.sup(b))).collect();
-        let reach = (0..x.len()).map(|i| self.reach(i, w_inv)).collect();
-        Candidates { boxes, slack, reach, max_distance: self.max_distance, points, pairs }
+        let reach: Vec<Real> = (0..x.len()).map(|i| self.reach(i, w_inv)).collect();
+        let edge_reach = self.edges.iter().map(|&[i, j]| reach[i as usize].max(reach[j as usize])).collect();
+        Candidates { boxes, slack, reach, edge_reach, max_distance: self.max_distance, points, pairs }
     }
 
     /// `kept` candidates taken again for the vertices that left their slack alone (`strays`,
@@ -645,20 +646,18 @@ impl SelfCollision {
     }
 
     /// The violated contacts among the `candidates`, each by a box test at `x` (a vertex's box
-    /// against a triangle's, or an edge's against the later edge's grown by the largest
-    /// distance) and then the narrow phase, in the candidates' order: all of them, or, `since`
-    /// the step's last detection, those with a vertex that moved since, with the boxes of the
-    /// others kept from it.
+    /// against a triangle's, or an edge's against the later edge's grown by the pair's
+    /// distance, [`edge_pair_distance`]) and then the narrow phase, in the candidates' order:
+    /// all of them, or, `since` the step's last detection, those with a vertex that moved
+    /// since, with the boxes of the others kept from it.
     fn test(
         &self,
         candidates: &Candidates,
         arrived: [&[Vec3]; 2],
         x: &[Vec3],
-        w_inv: &[Real],
         since: Option<(&Moved, Boxes)>,
     ) -> Detection {
-        // no edge pair's distance exceeds the largest
-        let edge_margin = self.max_distance;
+        let edge_reach = &candidates.edge_reach;
         let moved = since.as_ref().map(|&(moved, _)| moved);
         let (vertex_moved, triangle_moved, edge_moved) = (
             |i: u32| moved.is_none_or(|moved| moved.vertices[i as usize]),
@@ -691,17 +690,14 @@ impl SelfCollision {
             .pairs
             .par_chunks(TEST_CHUNK)
             .flat_map_iter(|chunk| {
-                let near = chunk
-                    .iter()
-                    .filter(|&&(e, f)| {
-                        (edge_moved(e) || edge_moved(f))
-                            && edge_boxes[e as usize]
-                                .intersects(&edge_boxes[f as usize].loosened(edge_margin))
-                    })
-                    .filter_map(|&(e, f)| {
-                        let boxes = [&edge_boxes[e as usize], &edge_boxes[f as usize]];
-                        let d = self.edge_pair_distance(e as usize, f, w_inv, boxes)?;
-                        Some(((e, f), edge_ends(&self.edges, (e, f)), d))
+                let near =
+                    chunk.iter().filter(|&&(e, f)| edge_moved(e) || edge_moved(f)).filter_map(|&pair| {
+                        let [e, f] = [pair.0, pair.1].map(|k| k as usize);
+                        let d = edge_pair_distance(
+                            [edge_reach[e], edge_reach[f]],
+                            [&edge_boxes[e], &edge_boxes[f]],
+                        )?;
+                        Some((pair, edge_ends(&self.edges, pair), d))
                     });
                 narrow_in_batches(near, apart_lanes, positions, |(e, f), d| {
                     self.edge_pair(e, f, d, arrived, x)
@@ -994,35 +990,8 @@ impl SelfCollision {
         normal.map(|n| Contact { idx, w, n, d: d_i, key: t })
     }
 
-    /// The distance of the contact of mesh edges `e` and `f` (`e < f`), where it may have one:
-    /// none where they share a vertex, or neither has a free end with a distance, or their
-    /// boxes swept from `x_old` to `x` ([`swept_box`]) are farther apart. It is the largest
-    /// `d_k` of its free ends (`w_inv > 0`).
-    fn edge_pair_distance(
-        &self,
-        e: usize,
-        f: u32,
-        w_inv: &[Real],
-        [swept_e, swept_f]: [&Aabb; 2],
-    ) -> Option<Real> {
-        let ([i, j], [k, l]) = (self.edges[e], self.edges[f as usize]);
-        if share_a_vertex([i, j], [k, l]) {
-            return None;
-        }
-        let d = [i, j, k, l].map(|v| self.reach(v as usize, w_inv)).into_iter().fold(0.0, Real::max);
-        if d <= 0.0 {
-            return None;
-        }
-        // the two edges' swept boxes, `d` apart at most, before any arithmetic
-        let [[lo, hi], [lo_f, hi_f]] = [swept_e, swept_f].map(|b| [b.mins, b.maxs]);
-        if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
-            return None;
-        }
-        Some(d)
-    }
-
     /// The contact of mesh edges `e` and `f` at `x` at distance `d`
-    /// ([`SelfCollision::edge_pair_distance`]), if violated, for a pair that
+    /// ([`edge_pair_distance`]), if violated, for a pair that
     /// [`apart`](narrow::apart) did not set aside. The swept test
     /// ([`edge_edge_crossing`](narrow::edge_edge_crossing)) always applies; see
     /// [`SelfCollision::vertex_triangle`] for `x_in`.
@@ -1434,6 +1403,23 @@ fn merge(
     merged
 }
 
+/// The distance of the contact of a pair of mesh edges sharing no vertex, where it may have one,
+/// from each edge's [`Candidates::edge_reach`] and their boxes swept from `x_old` to `x`
+/// ([`swept_box`]): the largest `d_k` of its free ends (`w_inv > 0`); none where neither has a
+/// free end with a distance or the boxes are farther apart.
+fn edge_pair_distance(reach: [Real; 2], [swept_e, swept_f]: [&Aabb; 2]) -> Option<Real> {
+    let d = reach[0].max(reach[1]);
+    if d <= 0.0 {
+        return None;
+    }
+    // the two edges' swept boxes, `d` apart at most, before any arithmetic
+    let [[lo, hi], [lo_f, hi_f]] = [swept_e, swept_f].map(|b| [b.mins, b.maxs]);
+    if (0..3).any(|a| lo_f[a] > hi[a] + d || lo[a] > hi_f[a] + d) {
+        return None;
+    }
+    Some(d)
+}
+
 /// A BVH over the boxes of the `items` (triangles or edges, by vertex index) in `range`, swept
 /// from `x_old` to `x`, grown by `margin`; each leaf is keyed by its item's place in `range`
 /// (parry's `Bvh::from_iter` keys a tree of one or two leaves 0 and 1 whatever it is given).
@@ -1703,6 +1689,8 @@ struct Candidates {
     /// What they were taken for: each vertex's distance where it collides (else −1), and the
     /// largest distance.
     reach: Vec<Real>,
+    /// Each edge's larger [`Candidates::reach`] of its two ends.
+    edge_reach: Vec<Real>,
     max_distance: Real,
     /// Vertex–triangle pairs `(vertex, triangle)`, in order.
     points: Vec<(u32, u32)>,
