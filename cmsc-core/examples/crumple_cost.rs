@@ -172,6 +172,19 @@
 //! 15.50–16.12 ms, 3.27–3.47×; 1/4: 2.98–3.20×, but slower on the calm drape of
 //! `collision_cost`, where 0.35 is as fast as 1/2). The same 598 steps and states.
 //!
+//! Timers in a build that did not land then showed the trees' refits (about 2,100 over the
+//! run, 1,600–3,200 leaves each) taking 0.85 s on 2 threads and 0.63 s on one: each collected
+//! its leaves' boxes in parallel before refitting. A plain loop on one thread refits them in
+//! 0.41 s. And an edge pair's test read the distances of its four vertices; each edge's larger
+//! one is now kept with the candidates, so it reads two, and tests the pair's boxes at the
+//! pair's own distance at once (before, at the largest distance first). 2026-11-29, same VM,
+//! three runs of each build in turn (the build before: commit 9874ba0): 13.41–13.63 ms per step
+//! against 4.48–4.59 with the sphere alone, **2.93–3.04×** (before: 14.40–15.02 against
+//! 4.32–4.58, 3.28–3.34×); one thread 12.05–12.17 s against 12.84–13.17. The same 598 steps and
+//! states (with `friction` too, 628 steps). The calm drape of `collision_cost -- 10`, with
+//! self-collision and the sphere, two runs of each: 21.2–21.8 ms per step at 10,000 vertices
+//! against 23.1–23.2, 0.372–0.380 s at 100,489 against 0.376–0.378.
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
 //! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
 //! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the
