@@ -127,7 +127,8 @@ pub const PASSES: usize = 64;
 /// in parallel), swept from `x_t` to the current positions, the edges' grown by `max d_i`,
 /// kept from step to step ([`BroadPhase`]) and refit only in the steps that query them. A
 /// detection queries them for *candidates*: each colliding vertex with the triangles whose
-/// boxes meet its swept box grown by `d_i`, each edge with the later edges whose boxes meet its
+/// boxes meet its swept box grown by `d_i` (by `1.1 d_i` where the layers have friction, whose
+/// faces are then among them), each edge with the later edges whose boxes meet its
 /// swept box, both queries grown further by twice a slack of `0.35 max d_i`. So the candidates
 /// hold every pair whose boxes can meet while every vertex stays within the slack of its swept
 /// box where they were taken, up to one translation of the whole mesh (the passes'
@@ -440,7 +441,8 @@ impl SelfCollision {
         let boxes = x_old.iter().zip(x).map(|(a, b)| (a.inf(b), a.sup(b))).collect();
         let reach: Vec<Real> = (0..x.len()).map(|i| self.reach(i, w_inv)).collect();
         let edge_reach = self.edges.iter().map(|&[i, j]| reach[i as usize].max(reach[j as usize])).collect();
-        Candidates { boxes, slack, reach, edge_reach, max_distance: self.max_distance, points, pairs }
+        let (max_distance, vertex_reach) = (self.max_distance, self.vertex_reach());
+        Candidates { boxes, slack, reach, max_distance, vertex_reach, edge_reach, points, pairs }
     }
 
     /// `kept` candidates taken again for the vertices that left their slack alone (`strays`,
@@ -509,7 +511,7 @@ impl SelfCollision {
         room: Real,
         w_inv: &[Real],
     ) -> Vec<(u32, u32)> {
-        let grow = self.query_growth();
+        let (grow, reach) = (self.query_growth(), self.vertex_reach());
         let moved_triangles: Vec<u32> =
             (0..self.triangles.len() as u32).filter(|&t| moved.triangles[t as usize]).collect();
         let moved_boxes: Vec<Aabb> = moved_triangles
@@ -522,7 +524,7 @@ impl SelfCollision {
             .into_par_iter()
             .filter(|&i| self.collides(i as usize, w_inv))
             .flat_map_iter(|i| {
-                let taken = candidate_box(&[i], boxes, self.distance[i as usize] + grow);
+                let taken = candidate_box(&[i], boxes, self.distance[i as usize] * reach + grow);
                 let query = shifted(&taken, shift).loosened(room);
                 let mut near: Vec<u32> = if moved.vertices[i as usize] {
                     trees.triangles.intersect_aabb(&query).collect()
@@ -602,7 +604,7 @@ impl SelfCollision {
             .into_par_iter()
             .filter(|&i| self.collides(i as usize, w_inv))
             .flat_map_iter(|i| {
-                let query = self.vertex_box(i as usize, x_old, x, 1.0).loosened(grow);
+                let query = self.vertex_box(i as usize, x_old, x, self.vertex_reach()).loosened(grow);
                 let mut near: Vec<u32> = triangles
                     .intersect_aabb(&query)
                     .filter(|&t| !self.triangles[t as usize].contains(&i))
@@ -732,6 +734,18 @@ impl SelfCollision {
         2.0 * CANDIDATE_SLACK * self.max_distance * (1.0 + 1e-6)
     }
 
+    /// What a vertex's distance is scaled by in the candidates' vertex queries: 1, or
+    /// [`FRICTION_REACH`] where a vertex has friction between layers, so that the faces the
+    /// friction looks for ([`SelfCollision::touching`]) are among the candidates wherever they
+    /// hold.
+    fn vertex_reach(&self) -> Real {
+        if self.friction.iter().any(|&f| f > 0.0) {
+            FRICTION_REACH
+        } else {
+            1.0
+        }
+    }
+
     /// Vertex `i`'s distance where it collides, else −1.
     fn reach(&self, i: usize, w_inv: &[Real]) -> Real {
         if self.collides(i, w_inv) {
@@ -824,9 +838,9 @@ impl SelfCollision {
 
     /// The contacts the friction between layers acts on at `x`: each vertex with a distance and
     /// friction with its [`SelfCollision::closest_face`]. The faces whose swept boxes meet the
-    /// vertex's query box are the step's candidates of a colliding vertex, where they hold with
-    /// room for the query's reach ([`Candidates::hold_with`]) and the step's last detection was
-    /// at `x` (its boxes are those of the triangles' tree fit to `x`); the others' (pinned
+    /// vertex's query box are the step's candidates of a colliding vertex (taken with that
+    /// reach, [`SelfCollision::vertex_reach`]), where they hold ([`Candidates::hold`]) and the
+    /// step's last detection was at `x` (its boxes are those of the triangles' tree fit to `x`); the others' (pinned
     /// vertices, or all where they do not hold) come from the triangles' tree, refit to `x`.
     /// Either way the same faces are tested, in index order.
     fn touching(
@@ -837,11 +851,9 @@ impl SelfCollision {
         w_inv: &[Real],
     ) -> Vec<Contact> {
         let rubs = |i: usize| self.distance[i] > 0.0 && self.friction[i] > 0.0;
-        // the query box is grown by FRICTION_REACH times the distance, the candidates' by once
-        // the distance and twice the slack
-        let room = (FRICTION_REACH - 1.0) * self.max_distance;
+        // the query box is grown by FRICTION_REACH times the distance, as the candidates' are
         let known = match (&step.candidates, &step.last) {
-            (Some(c), Some(last)) => step.reuse && last.x == x && c.hold_with(step.x_old, x, room),
+            (Some(c), Some(last)) => step.reuse && last.x == x && c.hold(step.x_old, x),
             _ => false,
         };
         if !known || (0..x.len()).any(|i| rubs(i) && !self.collides(i, w_inv)) {
@@ -1687,12 +1699,13 @@ struct Candidates {
     /// Each vertex's box at the step they were taken in: its start and end positions.
     boxes: Vec<(Vec3, Vec3)>,
     slack: Real,
-    /// What they were taken for: each vertex's distance where it collides (else −1), and the
-    /// largest distance.
+    /// What they were taken for: each vertex's distance where it collides (else −1), the
+    /// largest distance, and the [`SelfCollision::vertex_reach`] of the vertices' queries.
     reach: Vec<Real>,
+    max_distance: Real,
+    vertex_reach: Real,
     /// Each edge's larger [`Candidates::reach`] of its two ends.
     edge_reach: Vec<Real>,
-    max_distance: Real,
     /// Vertex–triangle pairs `(vertex, triangle)`, in order.
     points: Vec<(u32, u32)>,
     /// Edge pairs `(e, f)`, `e < f`, in order.
@@ -1708,16 +1721,9 @@ impl Candidates {
     /// exceeds the smallest rise of a box's lower end by at most twice the slack. A mesh that
     /// moves as a whole (falling, carried) keeps its candidates from step to step.
     fn hold(&self, x_old: &[Vec3], x: &[Vec3]) -> bool {
-        self.hold_with(x_old, x, 0.0)
-    }
-
-    /// Whether they [`Candidates::hold`] with `room` (m) to spare: the boxes' common
-    /// translation leaves each within the slack less `room / 2`, so that two items' boxes grown
-    /// by `room` more than a detection grows them meet now only where they met then.
-    fn hold_with(&self, x_old: &[Vec3], x: &[Vec3], room: Real) -> bool {
         let far = Vec3::repeat(Real::INFINITY);
         let (low, high) = self.moves(x_old, x).reduce(|| (far, -far), |p, q| (p.0.inf(&q.0), p.1.sup(&q.1)));
-        (0..3).all(|a| high[a] - low[a] <= 2.0 * self.slack - room)
+        (0..3).all(|a| high[a] - low[a] <= 2.0 * self.slack)
     }
 
     /// How far each end of each vertex's box in the step `x_old → x` lies from where it was
@@ -1763,9 +1769,10 @@ impl Candidates {
     }
 
     /// Whether they were taken for these settings: the same vertices colliding, at the same
-    /// distances.
+    /// distances, queried as far.
     fn fit(&self, sc: &SelfCollision, w_inv: &[Real]) -> bool {
         self.max_distance == sc.max_distance
+            && self.vertex_reach == sc.vertex_reach()
             && self.reach.len() == w_inv.len()
             && (0..w_inv.len()).all(|i| self.reach[i] == sc.reach(i, w_inv))
     }
@@ -2263,8 +2270,8 @@ mod tests {
     }
 
     /// The same with friction between layers (20/s): the friction's faces found from the
-    /// step's candidates and its last detection's boxes, where they hold with room for its
-    /// reach, are those the triangles' tree finds, bit for bit.
+    /// step's candidates (taken with its reach) and its last detection's boxes, where they
+    /// hold, are those the triangles' tree finds, bit for bit.
     #[test]
     fn friction_from_the_candidates_finds_what_the_tree_finds() {
         let (frictionless, x0, n) = two_sheets();
@@ -2290,6 +2297,39 @@ mod tests {
         assert!(fresh.2 == 0 && reused.2 >= 6, "faces from the candidates in {} of 24 steps", reused.2);
         let slowed = reused.1.iter().zip(&free.1).filter(|(a, b)| a != b).count();
         assert!(slowed > n / 4, "the friction changed {slowed} of {} velocities", 2 * n);
+    }
+
+    /// With friction between layers, the candidates hold every face the friction looks for
+    /// (within [`FRICTION_REACH`] of a vertex's distance) wherever they hold: two flat sheets
+    /// 10.5 mm apart at a 6 mm distance (slack 2.1 mm), the upper sheet then lowered and the
+    /// lower raised by nearly the slack. The upper vertices' friction queries now meet the
+    /// lower triangles, and each such pair is a candidate; taken for the distance alone (no
+    /// friction) the candidates miss them, though they hold as well.
+    #[test]
+    fn candidates_with_friction_hold_the_faces_the_friction_looks_for() {
+        let (frictionless, x0, n) = sheets(8, 0.01, 0.006, |p| p + Vec3::new(0.0, 0.0, 0.0105));
+        let rubbing = frictionless.clone().with_friction(&vec![5.0; 2 * n]).unwrap();
+        let w_inv = vec![1e3; 2 * n];
+        let step = 0.99 * CANDIDATE_SLACK * 0.006;
+        let x1: Vec<Vec3> =
+            x0.iter().enumerate().map(|(i, p)| p + Vec3::z() * if i < n { step } else { -step }).collect();
+        let faces = |sc: &SelfCollision| -> Vec<(u32, u32)> {
+            let query = |i: u32| sc.vertex_box(i as usize, &x0, &x1, FRICTION_REACH);
+            let face = |t: u32| swept_box(&sc.triangles[t as usize], [&x0, &x1], sc.margins()[0]);
+            (n as u32..2 * n as u32)
+                .flat_map(|i| (0..sc.triangles.len() as u32 / 2).map(move |t| (i, t)))
+                .filter(|&(i, t)| query(i).intersects(&face(t)))
+                .collect()
+        };
+        let missing = |sc: &SelfCollision| {
+            let taken = sc.candidates(&x0, &x0, &Trees::build(sc, &x0, &x0), &w_inv);
+            assert!(taken.hold(&x0, &x1));
+            let faces = faces(sc);
+            assert!(faces.len() > 50, "{} faces within reach", faces.len());
+            faces.iter().filter(|p| taken.points.binary_search(p).is_err()).count()
+        };
+        assert_eq!(missing(&rubbing), 0);
+        assert!(missing(&frictionless) > 50);
     }
 
     /// Start and end positions of a step, from `[start xyz, end xyz]` rows.
