@@ -190,7 +190,7 @@
 //! (1.1 distances): in 306 of the 628 steps; the others refit the triangles' tree and queried
 //! it (0.62 s of the run's friction, timers). With friction on, the candidates' vertex queries
 //! now reach 1.1 distances themselves, so the faces come from them wherever they hold: in
-//! every step here, 0.35 s. Three runs of each in turn against commit 9874ba0 (the four
+//! every step here, 0.35 s. Three runs of each in turn against commit 9874ba0 (the three
 //! changes of that day together): 14.58–15.46 ms per step against 4.51–4.84 with the sphere
 //! alone, **3.19–3.23×** (before: 16.29–17.24 against 4.55–4.69, 3.58–3.68×). The same 628
 //! steps and states.
