@@ -600,11 +600,12 @@ impl SelfCollision {
         grow: Real,
         w_inv: &[Real],
     ) -> Vec<(u32, u32)> {
+        let reach = self.vertex_reach();
         (0..x.len() as u32)
             .into_par_iter()
             .filter(|&i| self.collides(i as usize, w_inv))
             .flat_map_iter(|i| {
-                let query = self.vertex_box(i as usize, x_old, x, self.vertex_reach()).loosened(grow);
+                let query = self.vertex_box(i as usize, x_old, x, reach).loosened(grow);
                 let mut near: Vec<u32> = triangles
                     .intersect_aabb(&query)
                     .filter(|&t| !self.triangles[t as usize].contains(&i))
@@ -840,9 +841,9 @@ impl SelfCollision {
     /// friction with its [`SelfCollision::closest_face`]. The faces whose swept boxes meet the
     /// vertex's query box are the step's candidates of a colliding vertex (taken with that
     /// reach, [`SelfCollision::vertex_reach`]), where they hold ([`Candidates::hold`]) and the
-    /// step's last detection was at `x` (its boxes are those of the triangles' tree fit to `x`); the others' (pinned
-    /// vertices, or all where they do not hold) come from the triangles' tree, refit to `x`.
-    /// Either way the same faces are tested, in index order.
+    /// step's last detection was at `x` (its boxes are those of the triangles' tree fit to
+    /// `x`); the others' (pinned vertices, or all where they do not hold) come from the
+    /// triangles' tree, refit to `x`. Either way the same faces are tested, in index order.
     fn touching(
         &self,
         step: &mut ContactStep,
