@@ -347,7 +347,7 @@ impl SelfCollision {
         if crossed {
             self.impact_zones(step, found, x, &mut trees, [&w_inv, w_move], mass);
         }
-        if !step.rubbed && self.friction.iter().any(|&f| f > 0.0) {
+        if !step.rubbed && self.rubs() {
             // friction on the vertices touching a triangle (within `FRICTION_REACH` of their
             // distance, so a layer resting at its distance counts whether or not this step
             // pressed it in): once per vertex, on its closest face, whatever else it touches;
@@ -422,7 +422,9 @@ impl SelfCollision {
     /// then triangle, and every pair of edges sharing no vertex, by edge then the later edge.
     fn candidates(&self, x_old: &[Vec3], x: &[Vec3], trees: &Trees, w_inv: &[Real]) -> Candidates {
         let slack = CANDIDATE_SLACK * self.max_distance;
-        let grow = self.query_growth();
+        // each vertex's query box: its distance scaled by the reach, grown by the slack's room
+        let vertex_reach = self.vertex_reach();
+        let query = (vertex_reach, self.query_growth());
         // the edges' two traversals are not split further, the vertices' queries are: each
         // traversal starts at once on a thread of its own, and the queries take what is left
         let [lower_edges, upper_edges] = Trees::halves(self);
@@ -433,7 +435,7 @@ impl SelfCollision {
             || {
                 rayon::join(
                     || self.edge_candidates(upper_tree, upper_edges, None),
-                    || self.vertex_triangle_candidates(x_old, x, &trees.triangles, grow, w_inv),
+                    || self.vertex_triangle_candidates(x_old, x, &trees.triangles, query, w_inv),
                 )
             },
         );
@@ -441,7 +443,7 @@ impl SelfCollision {
         let boxes = x_old.iter().zip(x).map(|(a, b)| (a.inf(b), a.sup(b))).collect();
         let reach: Vec<Real> = (0..x.len()).map(|i| self.reach(i, w_inv)).collect();
         let edge_reach = self.edges.iter().map(|&[i, j]| reach[i as usize].max(reach[j as usize])).collect();
-        let (max_distance, vertex_reach) = (self.max_distance, self.vertex_reach());
+        let max_distance = self.max_distance;
         Candidates { boxes, slack, reach, max_distance, vertex_reach, edge_reach, points, pairs }
     }
 
@@ -587,8 +589,9 @@ impl SelfCollision {
     }
 
     /// [`SelfCollision::candidates`]' vertex–triangle pairs, in order: each colliding vertex's
-    /// box grown by `grow`, queried in the `triangles`' tree (whose leaves are the triangles'
-    /// swept boxes, exactly), the vertices in parallel. Over the first 11 frames of the crumple
+    /// box ([`SelfCollision::vertex_box`] at `reach`) grown by `grow`, queried in the
+    /// `triangles`' tree (whose leaves are the triangles' swept boxes, exactly), the vertices in
+    /// parallel. Over the first 11 frames of the crumple
     /// of `examples/crumple_cost.rs` this takes 57 % fewer instructions (callgrind, one thread)
     /// than the traversal of a tree of the query boxes against the triangles' that it replaced:
     /// that tree was built afresh at every take.
@@ -597,10 +600,9 @@ impl SelfCollision {
         x_old: &[Vec3],
         x: &[Vec3],
         triangles: &Bvh,
-        grow: Real,
+        (reach, grow): (Real, Real),
         w_inv: &[Real],
     ) -> Vec<(u32, u32)> {
-        let reach = self.vertex_reach();
         (0..x.len() as u32)
             .into_par_iter()
             .filter(|&i| self.collides(i as usize, w_inv))
@@ -740,11 +742,17 @@ impl SelfCollision {
     /// friction looks for ([`SelfCollision::touching`]) are among the candidates wherever they
     /// hold.
     fn vertex_reach(&self) -> Real {
-        if self.friction.iter().any(|&f| f > 0.0) {
+        if self.rubs() {
             FRICTION_REACH
         } else {
             1.0
         }
+    }
+
+    /// Whether any vertex has friction between layers: the friction pass runs, and the
+    /// candidates are taken for it ([`SelfCollision::vertex_reach`]).
+    fn rubs(&self) -> bool {
+        self.friction.iter().any(|&f| f > 0.0)
     }
 
     /// Vertex `i`'s distance where it collides, else −1.
