@@ -43,13 +43,15 @@
 //! In both laws `v ← u + n w_n + w_t` and `p ← s + n (n·(p − s)) + d_t`.
 //!
 //! ## Where self-collision differs, and why
-//! Self-collision does not apply that law. A vertex it moves gets the velocity
-//! `v = (x_{t+1} − x_t)/h` of its corrected position, with no friction: both sides of a
-//! self-contact move (each vertex takes its own share in Jacobi passes, see
-//! [`SelfCollision`]), so there is no surface velocity `u` to be relative to and no single
-//! normal per contact; the velocity of the corrected positions keeps state and velocity
-//! consistent (the next step's inertia `x + h v` continues the corrected motion) and is
-//! inelastic along the separation, which is what the law above gives for a still surface.
+//! Self-collision does not apply that law. Both sides of a self-contact move (each vertex
+//! takes its share by mass in Gauss–Seidel sweeps, see [`SelfCollision`]), so there is no
+//! surface velocity `u` to be relative to. A vertex it moves gets the velocity
+//! `v = (x_{t+1} − x_t)/h` of its corrected position: that keeps state and velocity consistent
+//! (the next step's inertia `x + h v` continues the corrected motion) and is inelastic along
+//! the separation, which is what the law above gives for a still surface. Its friction between
+//! layers is a rate per second, not a Coulomb coefficient ([`SelfCollision::with_friction`]): a
+//! contact keeps the fraction `exp(−μ h)` of its slip per step, shared by mass as the normal
+//! correction is, so it conserves linear momentum.
 //!
 //! Triangle geometry (normals, validation, closest points via parry) lives in the leaf module
 //! `geometry`, used by both the mesh obstacles and self-collision.

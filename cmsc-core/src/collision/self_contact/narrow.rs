@@ -628,7 +628,8 @@ mod tests {
     /// more (94 % when written). [`vertex_apart_lanes`] decides them as `vertex_apart` does each.
     #[test]
     fn a_vertex_set_aside_as_apart_from_a_triangle_has_no_contact() {
-        use super::super::{swept_box, SelfCollision};
+        use super::super::broad::swept_box;
+        use super::super::SelfCollision;
         let d = 0.004;
         let (mut set_aside, mut in_layer, mut in_layer_set_aside) = (0, 0, 0);
         let mut lanes = Vec::new();
