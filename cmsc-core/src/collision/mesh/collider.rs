@@ -1,6 +1,8 @@
 //! One triangle-mesh obstacle ([`MeshCollider`]): its surface and BVH (parry's `TriMesh`), its
-//! moves, the queries of a vertex's contact with it (stages 1–3 of the [`MeshColliders`](super::MeshColliders) docs),
-//! its sharp edges and each triangle's radius of curvature.
+//! moves, the queries of a vertex's contact with it (stages 1–3 of the [`MeshColliders`]
+//! docs), its sharp edges and each triangle's radius of curvature.
+//!
+//! [`MeshColliders`]: crate::MeshColliders
 
 use parry3d_f64::math::Point;
 use parry3d_f64::query::{PointQuery, Ray};
@@ -33,16 +35,21 @@ pub struct MeshCollider {
     pub(super) global: Vec<u32>,
     /// Contact distance (m), `>= 0`.
     pub thickness: Real,
-    /// Friction under the [`FrictionLaw`](crate::collision::FrictionLaw) in force: in `[0, 1]`, the fraction of tangential
-    /// motion removed per step in contact ([`FrictionLaw::PerStep`](crate::collision::FrictionLaw::PerStep)), or a Coulomb coefficient
-    /// `μ >= 0` ([`FrictionLaw::Coulomb`](crate::collision::FrictionLaw::Coulomb)).
+    /// Friction under the [`FrictionLaw`] in force: in `[0, 1]`, the fraction of tangential
+    /// motion removed per step in contact ([`FrictionLaw::PerStep`]), or a Coulomb coefficient
+    /// `μ >= 0` ([`FrictionLaw::Coulomb`]).
+    ///
+    /// [`FrictionLaw`]: crate::FrictionLaw
+    /// [`FrictionLaw::PerStep`]: crate::FrictionLaw::PerStep
+    /// [`FrictionLaw::Coulomb`]: crate::FrictionLaw::Coulomb
     pub friction: Real,
     /// Whether the mesh bounds a volume, inside which no vertex may end a step.
     surface: Surface,
     /// The largest `|X_{t+1} − X_t|` (m).
     max_displacement: Real,
     /// Its convex sharp edges (closed meshes only): where an edge of the simulated surface
-    /// between two vertices outside can cut through (stage 5 of the [`MeshColliders`](super::MeshColliders) docs).
+    /// between two vertices outside can cut through (stage 5 of the
+    /// [`MeshColliders`](crate::MeshColliders) docs).
     edges: Vec<SharpEdge>,
     /// Each triangle's radius of curvature (m, [`curvature_radii`]), for the contact bound of
     /// [`crate::System::advance`].
@@ -148,7 +155,8 @@ impl MeshCollider {
         self.mesh.num_triangles()
     }
 
-    /// Number of convex sharp edges (stage 5 of the [`MeshColliders`](super::MeshColliders) docs).
+    /// Number of convex sharp edges (stage 5 of the [`MeshColliders`](crate::MeshColliders)
+    /// docs).
     pub fn n_sharp_edges(&self) -> usize {
         self.edges.len()
     }
@@ -220,7 +228,8 @@ impl MeshCollider {
         (depth > -tolerance).then(|| self.radius[tri as usize])
     }
 
-    /// Stages 1–4 of the [`MeshColliders`](super::MeshColliders) docs for one vertex; returns whether it touched.
+    /// Stages 1–4 of the [`MeshColliders`](crate::MeshColliders) docs for one vertex; returns
+    /// whether it touched.
     pub(super) fn project_vertex(
         &self,
         x_old: Vec3,
@@ -358,9 +367,10 @@ fn outward(r: Vec3, inside: bool) -> Option<Vec3> {
 /// between the normals of its ends; infinite where the mesh is flat. A corner's normal is the
 /// mean of the faces around the vertex that reach this triangle without crossing an edge
 /// sharper than [`SHARP_EDGE_COS`], weighted by their angles there (Thürmer and Wüthrich's): a
-/// sharp edge is a crease of the surface, not a bend (stage 5 of the [`MeshColliders`](super::MeshColliders) docs
-/// keeps cloth off it), so the faces on its two sides do not blend. A UV sphere's radius is
-/// about its own, a cylinder's sides' the cylinder's and its caps' infinite, a box's infinite.
+/// sharp edge is a crease of the surface, not a bend (stage 5 of the
+/// [`MeshColliders`](crate::MeshColliders) docs keeps cloth off it), so the faces on its two
+/// sides do not blend. A UV sphere's radius is about its own, a cylinder's sides' the
+/// cylinder's and its caps' infinite, a box's infinite.
 /// Blended across the caps' edges, the normals at a 64-sided cylinder's rims lean 45° out of
 /// its sides, which put the sides' radius at 1.25 times the cylinder's.
 pub(super) fn curvature_radii(pts: &[Point<Real>], indices: &[[u32; 3]]) -> Vec<Real> {
