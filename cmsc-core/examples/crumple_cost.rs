@@ -195,19 +195,23 @@
 //! alone, **3.19–3.23×** (before: 16.29–17.24 against 4.55–4.69, 3.58–3.68×). The same 628
 //! steps and states.
 //!
-//! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC [adaptive [friction]]]`;
-//! with `adaptive` each of the STEPS is a 1/24 s frame of `System::advance` at the add-on's
-//! defaults (3–32 steps per frame, iterations to 10⁻³); with `friction` the contacts have the
-//! add-on's frictions for new objects (Layer Friction 5/s, Collision Friction 5), else none.
+//! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC
+//! [adaptive [friction]] [--side N] [--distance D]]`; with `adaptive` each of the STEPS is a
+//! 1/24 s frame of `System::advance` at the add-on's defaults (3–32 steps per frame, iterations
+//! to 10⁻³); with `friction` the contacts have the add-on's frictions for new objects (Layer
+//! Friction 5/s, Collision Friction 5), else none. `--side` makes the cloth N × N vertices over
+//! the same 2 m (41), `--distance` its self-collision distance (m, 0.015).
 //! Mode `ratio` runs `both` and `collider` in turn, three times each in one process, and
 //! prints the time per step of each run and the ratio of the medians: the shared VM's speed
 //! drifts by ±20 % between runs minutes apart, which separate processes read as a change.
 
 use std::time::Instant;
 
+#[path = "common/args.rs"]
+mod args;
 #[path = "common/crumple.rs"]
 mod crumple;
-use crumple::{crumple, Contacts};
+use crumple::{crumple, Cloth, Contacts};
 
 fn main() {
     let steps: u32 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(240);
@@ -217,6 +221,9 @@ fn main() {
     // defaults (3 to 32 steps, iterations to the relative update 10⁻³)
     let adaptive = std::env::args().nth(4).is_some_and(|a| a == "adaptive");
     let friction = std::env::args().nth(5).is_some_and(|a| a == "friction");
+    let issues = Cloth::ISSUES;
+    let cloth =
+        Cloth { side: args::arg("--side", issues.side), distance: args::arg("--distance", issues.distance) };
     let contacts = |mode: &str| Contacts {
         self_collision: mode == "self" || mode == "both",
         sphere: mode == "collider" || mode == "both",
@@ -224,14 +231,14 @@ fn main() {
     };
     println!("threads: {}", rayon::current_num_threads());
     if mode != "ratio" {
-        let (total, taken_steps) = run(steps, charge, adaptive, contacts(&mode), true);
+        let (total, taken_steps) = run(steps, cloth, charge, adaptive, contacts(&mode), true);
         println!("total {total:.2} s over {steps} steps ({taken_steps} steps of the system)");
         return;
     }
     let mut per_step: [Vec<f64>; 2] = Default::default();
     for round in 0..3 {
         for (k, mode) in ["both", "collider"].into_iter().enumerate() {
-            let (total, taken_steps) = run(steps, charge, adaptive, contacts(mode), false);
+            let (total, taken_steps) = run(steps, cloth, charge, adaptive, contacts(mode), false);
             let ms = 1e3 * total / taken_steps as f64;
             println!("round {round} {mode:8}: {total:.2} s over {taken_steps} steps, {ms:.2} ms per step");
             per_step[k].push(ms);
@@ -245,11 +252,18 @@ fn main() {
     println!("median: {both:.2} against {collider:.2} ms per step, {:.2}x", both / collider);
 }
 
-/// Runs the crumple for `steps` (frames where `adaptive`) with `contacts`, printing each step's
-/// time, largest move, lowest point and closest opposite charges where `verbose`; returns the
-/// time taken (s) and the system's steps.
-fn run(steps: u32, charge: f64, adaptive: bool, contacts: Contacts, verbose: bool) -> (f64, u32) {
-    let (mut sys, _, _) = crumple(charge, if adaptive { 1e-3 } else { 0.0 }, contacts);
+/// Runs the crumple of `cloth` for `steps` (frames where `adaptive`) with `contacts`, printing
+/// each step's time, largest move, lowest point and closest opposite charges where `verbose`;
+/// returns the time taken (s) and the system's steps.
+fn run(
+    steps: u32,
+    cloth: Cloth,
+    charge: f64,
+    adaptive: bool,
+    contacts: Contacts,
+    verbose: bool,
+) -> (f64, u32) {
+    let (mut sys, _, _) = crumple(cloth, charge, if adaptive { 1e-3 } else { 0.0 }, contacts);
     let n = sys.n_vertices();
     let q = sys.charges().to_vec();
     if verbose {

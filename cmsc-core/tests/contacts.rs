@@ -221,7 +221,8 @@ fn slid_under_a_layer(on_mesh: bool) -> (Vec<Vec3>, Vec<Vec3>, usize) {
 /// The crumpling cloth of `examples/crumple_cost.rs` with self-collision and the sphere, with
 /// the add-on's frictions where `friction`.
 fn crumple(charge: Real, tolerance: Real, friction: bool) -> (System, Vec<[u32; 2]>, Vec<[u32; 3]>) {
-    crumple::crumple(charge, tolerance, crumple::Contacts { self_collision: true, sphere: true, friction })
+    let contacts = crumple::Contacts { self_collision: true, sphere: true, friction };
+    crumple::crumple(crumple::Cloth::ISSUES, charge, tolerance, contacts)
 }
 
 /// No structural edge through a triangle it shares no vertex with, and no vertex inside the
