@@ -48,14 +48,15 @@ impl SelfCollision {
             .points
             .par_chunks(TEST_CHUNK)
             .flat_map_iter(|chunk| {
-                let near = kept(chunk, |(i, t)| {
-                    (vertex_moved(i) | triangle_moved(t))
-                        & boxes_meet(&vertex_boxes[i as usize], &triangle_boxes[t as usize])
-                })
-                .map(|(i, t)| {
-                    let [a, b, c] = self.triangles[t as usize];
-                    ((i, t), [i, a, b, c], self.distance[i as usize])
-                });
+                // what moved first, then the boxes of those alone ([`kept`])
+                let moved = kept(chunk, |(i, t)| vertex_moved(i) | triangle_moved(t));
+                let near =
+                    kept(&moved, |(i, t)| boxes_meet(&vertex_boxes[i as usize], &triangle_boxes[t as usize]))
+                        .into_iter()
+                        .map(|(i, t)| {
+                            let [a, b, c] = self.triangles[t as usize];
+                            ((i, t), [i, a, b, c], self.distance[i as usize])
+                        });
                 narrow_in_batches(near, vertex_apart_lanes, positions, |(i, t), _| {
                     self.vertex_triangle(i as usize, t, arrived, x, 1.0, Some(&triangle_boxes[t as usize]))
                 })
@@ -66,10 +67,11 @@ impl SelfCollision {
             .par_chunks(TEST_CHUNK)
             .flat_map_iter(|chunk| {
                 let reach = |(e, f): (u32, u32)| edge_reach[e as usize].max(edge_reach[f as usize]);
-                let near = kept(chunk, |pair @ (e, f)| {
-                    (edge_moved(e) | edge_moved(f))
-                        & edges_near(reach(pair), [&edge_boxes[e as usize], &edge_boxes[f as usize]])
+                let moved = kept(chunk, |(e, f)| edge_moved(e) | edge_moved(f));
+                let near = kept(&moved, |pair @ (e, f)| {
+                    edges_near(reach(pair), [&edge_boxes[e as usize], &edge_boxes[f as usize]])
                 })
+                .into_iter()
                 .map(|pair| (pair, edge_ends(&self.edges, pair), reach(pair)));
                 narrow_in_batches(near, apart_lanes, positions, |(e, f), d| {
                     self.edge_pair(e, f, d, arrived, x)
@@ -317,7 +319,7 @@ fn boxes_meet(a: &Aabb, b: &Aabb) -> bool {
 /// order a branch predictor could follow; with a branch per candidate (`Iterator::filter`),
 /// `perf` put the tests' work before the narrow phase at 14 % of the crumple's run
 /// (`examples/crumple_cost.rs`, one thread), and at 9 % this way.
-fn kept<T: Copy + Default>(chunk: &[T], keep: impl Fn(T) -> bool) -> impl Iterator<Item = T> {
+fn kept<T: Copy + Default>(chunk: &[T], keep: impl Fn(T) -> bool) -> Vec<T> {
     let mut out = vec![T::default(); chunk.len()];
     let mut len = 0;
     for &item in chunk {
@@ -325,7 +327,7 @@ fn kept<T: Copy + Default>(chunk: &[T], keep: impl Fn(T) -> bool) -> impl Iterat
         len += usize::from(keep(item));
     }
     out.truncate(len);
-    out.into_iter()
+    out
 }
 
 /// The ends `[i, j, k, l]` of edge pair `(e, f)`.
@@ -427,7 +429,7 @@ mod tests {
         // both answers occur
         assert!(kept_pairs > 0 && kept_pairs < 3 * boxes.len() * boxes.len());
         let items: Vec<u32> = (0..100).collect();
-        let odd: Vec<u32> = kept(&items, |k| k % 3 == 1).collect();
+        let odd = kept(&items, |k| k % 3 == 1);
         assert_eq!(odd, items.iter().copied().filter(|k| k % 3 == 1).collect::<Vec<_>>());
     }
 }
