@@ -195,6 +195,18 @@
 //! alone, **3.19–3.23×** (before: 16.29–17.24 against 4.55–4.69, 3.58–3.68×). The same 628
 //! steps and states.
 //!
+//! With the candidates' two filters before the narrow phase (what moved since the step's last
+//! detection, then whose boxes meet) taken without a branch per candidate (`pairs::kept`, a
+//! stream compaction: about half the candidates pass each filter, in no order a branch
+//! predictor could follow), 2026-11-29, same VM, two rounds of each build in turn against
+//! commit b738f1c: with the add-on's frictions 13.52–13.83 ms per step against 4.49–4.61 with
+//! the sphere alone, **3.00–3.01×** (before: 14.60–14.86 against 4.54–4.68, 3.12–3.27×);
+//! without, 11.92–12.72 against 4.16–4.58, **2.78–2.86×** (before: 2.92–2.99×). One thread,
+//! with frictions: 12.96–13.37 s against 13.85–13.98. `perf` (one thread) put the filters at
+//! 14 % of the run before and 7 % after. The same 628 (598) steps and states, to the bit. On
+//! the 81 × 81 grid at 7.5 mm (`--side 81 --distance 0.0075`, `both` with frictions, two runs
+//! of each): 98.9–99.6 ms per step against 101.7–104.7, the same 854 steps.
+//!
 //! Run: `cargo run --release -p cmsc-core --example crumple_cost [-- STEPS MODE CHARGE_µC
 //! [adaptive [friction]] [--side N] [--distance D]]`; with `adaptive` each of the STEPS is a
 //! 1/24 s frame of `System::advance` at the add-on's defaults (3–32 steps per frame, iterations

@@ -201,10 +201,10 @@ const FRICTION_REACH: Real = 1.1;
 /// vertices every step the step projects self-collision again (`step.rs`, stage 4), and the
 /// pair costs 1.4 of the collider's steps. On the ±40 µC crumple at the add-on's defaults
 /// (`examples/crumple_cost.rs`: 48 frames, 598 steps, layers pressed together onto the
-/// sphere, about 8 detections per step), 13.2–13.6 ms per step against 4.4–4.6 with the sphere
-/// alone, 3.0× (`crumple_cost 48 ratio 40 adaptive`), and 3.2× with the add-on's frictions
-/// (`… friction`). The example's docs and README keep the figures of each change that led
-/// there (from seconds per step).
+/// sphere, about 8 detections per step), 11.9–12.7 ms per step against 4.2–4.6 with the sphere
+/// alone, 2.8–2.9× (`crumple_cost 48 ratio 40 adaptive`), and 3.0× with the add-on's frictions
+/// (`… friction`: 13.5–13.8 ms against 4.5–4.6). The example's docs and README keep the
+/// figures of each change that led there (from seconds per step).
 ///
 /// Self-collision settings: the triangles that repel and each vertex's distance.
 #[derive(Debug, Clone, PartialEq)]
