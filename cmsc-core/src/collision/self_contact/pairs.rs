@@ -24,7 +24,7 @@ const TEST_CHUNK: usize = 1024;
 impl SelfCollision {
     /// The violated contacts among the `candidates`, each by a box test at `x` (a vertex's box
     /// against a triangle's, or an edge's against the later edge's grown by the pair's
-    /// distance, [`edge_pair_distance`]) and then the narrow phase, in the candidates' order:
+    /// distance, [`edges_near`]) and then the narrow phase, in the candidates' order:
     /// all of them, or, `since` the step's last detection, those with a vertex that moved
     /// since, with the boxes of the others kept from it.
     pub(super) fn test(
@@ -242,8 +242,8 @@ impl SelfCollision {
         normal.map(|n| Contact { idx, w, n, d: d_i, key: t })
     }
 
-    /// The contact of mesh edges `e` and `f` at `x` at distance `d`
-    /// ([`edge_pair_distance`]), if violated, for a pair that
+    /// The contact of mesh edges `e` and `f` at `x` at distance `d` (the larger
+    /// [`Candidates::edge_reach`] of the two, [`edges_near`]), if violated, for a pair that
     /// [`apart`](super::narrow::apart) did not set aside. The swept test
     /// ([`edge_edge_crossing`](super::narrow::edge_edge_crossing)) always applies; see
     /// [`SelfCollision::vertex_triangle`] for `x_in`.
