@@ -105,7 +105,7 @@ pub const AUTO_DDEF_MIN_VERTICES: usize = 10_000;
 ///
 /// From 5K P3M is faster than both at a smaller error (4.2–4.4× DDEF's speed at 100K, 9.8–9.9×
 /// at 1M: `examples/p3m_bench.rs`, README); its first call (choosing the parameters and transforming the
-/// kernels) costs about two to four calls, again whenever the charges outgrow the mesh.
+/// kernels) costs about two or three calls, again whenever the charges outgrow the mesh.
 pub const AUTO_P3M_MIN_VERTICES: usize = 5_000;
 
 /// Vertex count from which [`FieldMethod::Auto`] uses a usable CUDA GPU ([`gpu::usable`]).

@@ -156,7 +156,7 @@ impl Convolution {
             }
         });
         let full = [m[0], m[1], m[2]];
-        self.forward(&sampled, full);
+        self.forward(&sampled, full, m[1] / 2 + 1);
         let aliasing = |d: usize| -> Vec<Real> {
             let (p, len) = (grid.order, m[d]);
             let b = bspline_at(0.0, 2 * p); // M_{2p}(j), j = 0..2p
@@ -190,8 +190,10 @@ impl Convolution {
     }
 
     /// The forward transform of `rho` (`occupied` points per axis, `x` fastest) zero-padded to
-    /// the doubled mesh, into `spectrum`.
-    fn forward(&mut self, rho: &[f32], occupied: [usize; 3]) {
+    /// the doubled mesh, into `spectrum`: complete in the first `rows` rows along `y` (`m_y` for
+    /// the charges; a kernel keeps only `k_y ≤ m_y/2`, and its later rows are left unfinished,
+    /// without their `z` transforms).
+    fn forward(&mut self, rho: &[f32], occupied: [usize; 3], rows: usize) {
         let [_, m1, m2] = self.m;
         let [n0, n1, n2] = occupied;
         let kx = self.kx;
@@ -216,9 +218,9 @@ impl Convolution {
             }
             columns(plane, kx, m1, fy, None);
         });
-        // z, over all y and kx: strided columns, each y owned by one task
+        // z, over the rows kept and all kx: strided columns, each y owned by one task
         let shared = Shared(self.spectrum.as_mut_ptr());
-        (0..m1).into_par_iter().for_each(|y| {
+        (0..rows).into_par_iter().for_each(|y| {
             let mut buf = vec![C32::default(); BLOCK * m2];
             let mut scratch = vec![C32::default(); fz.get_inplace_scratch_len()];
             for k0 in (0..kx).step_by(BLOCK) {
@@ -247,7 +249,7 @@ impl Convolution {
     /// Transforms the spread charges `rho` (the mesh's `n` points, `x` fastest) for the inverse
     /// passes.
     pub fn transform_charges(&mut self, rho: &[f32]) {
-        self.forward(rho, self.n);
+        self.forward(rho, self.n, self.m[1]);
     }
 
     /// One inverse pass: the charges' transform times the kernel of `what`, back to the mesh's
@@ -405,6 +407,55 @@ fn columns(plane: &mut [C32], kx: usize, len: usize, fft: &Arc<dyn Fft<f32>>, ke
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math::Vec3;
+
+    #[test]
+    fn kernel_transforms_are_the_direct_dft_of_the_sampled_kernels_over_d() {
+        // a mesh small enough for the O(M²) transform, with odd and even FFT sizes, against the
+        // formula of the module docs: the DFT of each kernel sampled at the offsets, its real
+        // (potential) or imaginary (field) part, over D(k) and the length
+        let (p, h) = (4, 0.02);
+        let grid = Grid { origin: Vec3::zeros(), h, n: [4, 2, 2], m: [12, 9, 8], order: p };
+        let split = Split::new(20.0, 0.1);
+        let conv = Convolution::new(&grid, &split);
+        let m = grid.m;
+        let offset =
+            |i: usize, d: usize| if i <= m[d] / 2 { i as Real } else { i as Real - m[d] as Real } * h;
+        let b = bspline_at(0.0, 2 * p);
+        let aliasing = |k: usize, d: usize| -> Real {
+            let theta = 2.0 * PI * k as Real / m[d] as Real;
+            (1 - p as i64..p as i64).map(|j| b[(p as i64 + j) as usize] * (j as Real * theta).cos()).sum()
+        };
+        let (kx, hy, hz) = (m[0] / 2 + 1, m[1] / 2 + 1, m[2] / 2 + 1);
+        for c in 0..4 {
+            let (mut worst, mut largest): (Real, Real) = (0.0, 0.0);
+            for k in (0..hz).flat_map(|z| (0..hy).flat_map(move |y| (0..kx).map(move |x| [x, y, z]))) {
+                let (mut re, mut im) = (0.0, 0.0);
+                for i in
+                    (0..m[2]).flat_map(|z| (0..m[1]).flat_map(move |y| (0..m[0]).map(move |x| [x, y, z])))
+                {
+                    let r = [offset(i[0], 0), offset(i[1], 1), offset(i[2], 2)];
+                    let r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+                    let value = match c {
+                        0 => split.long_potential(r2),
+                        _ if m[c - 1].is_multiple_of(2) && i[c - 1] == m[c - 1] / 2 => 0.0,
+                        _ => r[c - 1] * split.long_field(r2),
+                    };
+                    let phase =
+                        -2.0 * PI * (0..3).map(|d| (k[d] * i[d]) as Real / m[d] as Real).sum::<Real>();
+                    re += value * phase.cos();
+                    im += value * phase.sin();
+                }
+                let part = if c == 0 { re } else { im };
+                let length = (m[0] * m[1] * m[2]) as Real;
+                let expected = part / length / (aliasing(k[0], 0) * aliasing(k[1], 1) * aliasing(k[2], 2));
+                let got = conv.kernels[c][(k[2] * hy + k[1]) * kx + k[0]] as Real;
+                worst = worst.max((got - expected).abs());
+                largest = largest.max(expected.abs());
+            }
+            assert!(worst < 1e-4 * largest, "kernel {c}: off by {worst:e} of {largest:e}");
+        }
+    }
 
     #[test]
     fn the_octant_gives_every_mesh_point_its_kernels_bit_for_bit() {
