@@ -12,11 +12,14 @@
 //! average (the leading term of Hockney & Eastwood's optimal influence function, Eq. 8-22; the
 //! `D` of smooth PME, Essmann et al. 1995 Eq. 4.4). The field kernels are odd: their transforms
 //! are imaginary, and only those parts are kept; the potential's is real. All in `f32` (the
-//! method's own error is `10⁻²`–`10⁻³`), kept until the mesh changes.
+//! method's own error is `10⁻²`–`10⁻³`), kept until the mesh changes. The kernels' radial
+//! factors are evaluated on one octant of the offsets, once for all four ([`Octant`]).
 //!
 //! Only the non-zero part is transformed: the forward pass runs its `x` transforms on the
 //! `n_y n_z` occupied lines and its `y` transforms on the `n_z` occupied planes; the inverse
-//! pass keeps only the first `n_z` planes after `z` and the first `n_y` rows after `y`.
+//! pass keeps only the first `n_z` planes after `z` and the first `n_y` rows after `y`. A
+//! kernel, whose transform is kept only for `k_y ≤ m_y/2`, has its `z` transforms run on those
+//! rows alone.
 
 use std::f64::consts::PI;
 use std::sync::Arc;
