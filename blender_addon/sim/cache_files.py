@@ -109,12 +109,16 @@ def make_folder(path):
         raise CacheFileError(f"cannot create the folder {folder} for the cache: {e.strerror or e}") from e
 
 
-def same_blend(recorded, current, blend_relative):
+def same_blend(recorded, current, cache):
     """Whether a bake recorded as made by the .blend at `recorded` (its absolute path when it
-    baked; "" for an unsaved file) belongs to the .blend at `current`. The same path is the
-    same file. A cache relative to the .blend also stays its own when the .blend moved with its
-    folder (same file name, another folder); a Save As under another name (`shot_v02.blend`
-    beside `shot_v01.blend`) is another file, whose bakes must never replace or delete the
+    baked; "" for an unsaved file) belongs to the .blend at `current`; `cache` is the path the
+    bake recorded, as stored ("" for a shape-key bake). The same path is the same file. A bake
+    whose cache is relative to the .blend also stays its own when the .blend moved (the same file
+    name, another folder) with its folder, so that the relative path now names another file, the
+    moved cache; or alone, the recorded .blend gone. A Save As under another name
+    (`shot_v02.blend` beside `shot_v01.blend`), or under the same name into a sibling folder
+    while the relative path still names the first one's file (`//../caches/cloth.pc2`, a cache
+    folder the shots share), is another file, whose bakes must never replace or delete the
     first one's. An unsaved file owns only what it baked while unsaved."""
     if recorded == current:
         return True
@@ -122,7 +126,14 @@ def same_blend(recorded, current, blend_relative):
         return False
     if same_file(recorded, current):
         return True
-    return blend_relative and os.path.basename(recorded) == os.path.basename(current)
+    if os.path.basename(recorded) != os.path.basename(current):
+        return False
+    if not cache:
+        return True
+    if not is_blend_relative(cache):
+        return False
+    moved_with_it = not same_file(resolve(cache, recorded), resolve(cache, current))
+    return moved_with_it or not os.path.lexists(recorded)
 
 
 def free_default_path(object_name, new_id, taken):

@@ -15,20 +15,25 @@ from . import activity, bridge, cache, inputs, preferences, preview, watch
 def collect(context, obj):
     """Gathers every input of the joint bake of `obj` and the scene's other simulated objects
     (`inputs.simulated_objects`; frame_set through the range once) into a BakeJob, after
-    checking where each cache goes (CacheFileError: refused, nothing changed), ending their
-    previews and freeing their old bakes. Returns (objects, job)."""
+    checking where each cache goes (CacheFileError: refused, nothing changed) and ending their
+    previews; then frees their old bakes. Inputs are read with the old bakes out of the
+    evaluated mesh (`cache.simulated_stack`), so a bake refused for its inputs (ValueError: a
+    distance, an empty mesh, a collider that changes) keeps the old bake playing, its file
+    untouched. Returns (objects, job)."""
     objects = inputs.simulated_objects(context.scene, obj)
     inputs.check_shared_meshes(objects)
+    inputs.check_frame_ranges(objects)
     preferences.apply_threads()
     paths = [cache.check_target(o, objects) if o.cmsc.cache_format == "PC2" else None for o in objects]
     for o in objects:
         bridge.name_keyed_charge_paths(o)  # charge keyframes follow their group by name
         preview.clear(o)
+    with activity.previews_suspended():
+        job, warnings = inputs.bake_job(context.scene, objects, [p or cache.scratch_path() for p in paths])
+    for o in objects:
         note = cache.free_bake(o)
         if note:
             print(f"cmsc: {note}", flush=True)
-    with activity.previews_suspended():
-        job, warnings = inputs.bake_job(context.scene, objects, [p or cache.scratch_path() for p in paths])
     for o, w in zip(objects, warnings):
         inputs.keep_warnings(o, w)
     return objects, job

@@ -145,13 +145,13 @@ def _action_is_empty(action):
     return not len(getattr(action, "fcurves", ()))
 
 
-def remove_fcurves(id_data, prefix):
-    """Removes the F-curves of `id_data` whose data path starts with `prefix`, then its action
-    (and the animation data) if nothing is left in it and nothing else uses it."""
+def remove_fcurves(id_data, paths):
+    """Removes the F-curves of `id_data` whose data path is one of `paths`, then its action (and
+    the animation data) if nothing is left in it and nothing else uses it."""
     owner = _fcurve_owner(id_data)
     if owner is None:
         return
-    for fc in [fc for fc in owner.fcurves if fc.data_path.startswith(prefix)]:
+    for fc in [fc for fc in owner.fcurves if fc.data_path in paths]:
         owner.fcurves.remove(fc)
     action = id_data.animation_data.action
     if _action_is_empty(action) and action.users <= 1 and not action.use_fake_user:
@@ -165,10 +165,19 @@ def keyframe(owner, prop, frame):
 
 
 def animated(id_data, paths, index, default, frame):
-    """The value of an animatable property at a (sub)frame: the F-curve on any of `paths`
-    evaluated at `frame`, else the property's current value `default`."""
+    """The value of an animatable property at a (sub)frame, as Blender evaluates it: with a driver
+    on any of `paths`, the property's current value `default` (the driver overrides keyframes,
+    and Blender evaluates it once per frame); else the F-curve on any of `paths` evaluated at
+    `frame`; else `default`. A muted driver or F-curve does not animate."""
+
+    def on(fc):
+        return fc.data_path in paths and fc.array_index == index and not fc.mute
+
+    ad = id_data.animation_data
+    if ad is not None and any(on(d) for d in ad.drivers):
+        return default
     for fc in fcurves(id_data):
-        if fc.data_path in paths and fc.array_index == index:
+        if on(fc):
             return fc.evaluate(frame)
     return default
 
@@ -207,10 +216,10 @@ def has_shape_key(obj, name):
     return keys is not None and name in keys.key_blocks
 
 
-def has_shape_keys_named(obj, prefix):
-    """Whether some shape key's name starts with `prefix`."""
+def has_shape_keys_where(obj, chosen):
+    """Whether some shape key's name is `chosen(name)`."""
     keys = shape_keys(obj)
-    return keys is not None and any(kb.name.startswith(prefix) for kb in keys.key_blocks)
+    return keys is not None and any(chosen(kb.name) for kb in keys.key_blocks)
 
 
 def shape_key_coords(obj, name):
@@ -292,13 +301,14 @@ def add_frame_shape_keys(obj, prefix, start_frame, samples):
                 point.interpolation = "LINEAR"
 
 
-def remove_frame_shape_keys(obj, prefix):
-    """Removes the shape keys named `prefix`… with their F-curves (and the action, once empty),
-    and the basis if it is all that is left."""
+def remove_frame_shape_keys(obj, chosen):
+    """Removes the shape keys whose name is `chosen(name)` with their F-curves (and the action,
+    once empty), and the basis if it is all that is left."""
     keys = shape_keys(obj)
     if keys is None:
         return
-    remove_fcurves(keys, f'key_blocks["{bpy.utils.escape_identifier(prefix)}')
-    for kb in [kb for kb in keys.key_blocks if kb.name.startswith(prefix)]:
-        obj.shape_key_remove(kb)
+    names = [kb.name for kb in keys.key_blocks if chosen(kb.name)]
+    remove_fcurves(keys, {f'key_blocks["{bpy.utils.escape_identifier(name)}"].value' for name in names})
+    for name in names:
+        obj.shape_key_remove(keys.key_blocks[name])
     _remove_lone_basis(obj)

@@ -11,6 +11,7 @@ moved project folder still plays."""
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -26,6 +27,7 @@ from . import activity, bridge, simulated
 
 MODIFIER_NAME = "cmsc cache"
 SHAPE_KEY_PREFIX = "cmsc "
+_FRAME_KEY = re.compile(re.escape(SHAPE_KEY_PREFIX) + r"-?\d+")
 #: ID properties on `Object.cmsc`, written only here: the path the bake wrote (as the modifier
 #: holds it), the `persistent_uid` of the modifier it added, the .blend that baked it (its
 #: absolute path then, "" when unsaved), the object's name then, and a token shared by the
@@ -49,6 +51,12 @@ KEEPS_VERTICES = frozenset({
     "SIMPLE_DEFORM", "SMOOTH", "SURFACE_DEFORM", "UV_PROJECT", "UV_WARP", "VERTEX_WEIGHT_EDIT",
     "VERTEX_WEIGHT_MIX", "VERTEX_WEIGHT_PROXIMITY", "WARP", "WAVE", "WEIGHTED_NORMAL",
 })
+
+
+def is_frame_key(name):
+    """Whether shape key `name` is one a shape-key bake adds: "cmsc 12", the prefix and its frame.
+    An artist's own key named "cmsc target" is not."""
+    return _FRAME_KEY.fullmatch(name) is not None
 
 
 def cache_slot(obj, ignore=None):
@@ -92,17 +100,27 @@ def deforming_modifiers(obj):
 
 @contextlib.contextmanager
 def simulated_stack(obj):
-    """While active, `obj` evaluates as the simulation sees it: shape keys and the modifiers
-    above the cache slot only (those from the slot on, the bake's cache included, are switched
-    off in the viewport and switched back after)."""
-    later = [m for m in list(obj.modifiers)[cache_slot(obj):] if m.show_viewport]
+    """While active, `obj` evaluates as the simulation sees it: its own shape keys and the
+    modifiers above the cache slot only. Those from the slot on are switched off in the viewport,
+    and an existing bake is left out (its cache modifier switched off, its frame keys muted), the
+    slot placed as if it were freed; all are switched back after. So a new bake reads its inputs
+    while the old one is still there to keep if they are refused."""
+    own = cache_modifier(obj)
+    kept = [m for m in obj.modifiers if m != own]
+    later = [m for m in kept[cache_slot(obj, ignore=own) :] + ([own] if own is not None else []) if m.show_viewport]
+    keys = bridge.shape_keys(obj)
+    baked = [kb for kb in keys.key_blocks if is_frame_key(kb.name) and not kb.mute] if keys is not None else []
     for m in later:
         m.show_viewport = False
+    for kb in baked:
+        kb.mute = True
     try:
         yield
     finally:
         for m in later:
             m.show_viewport = True
+        for kb in baked:
+            kb.mute = False
 
 
 def _abspath(path):
@@ -170,8 +188,9 @@ def _foreign_blend(obj):
     recorded = obj.cmsc.get(_BLEND)
     if recorded is None:
         return None
-    relative = cache_files.is_blend_relative(recorded_path(obj.cmsc)) if recorded_path(obj.cmsc) else True
-    return None if cache_files.same_blend(recorded, bpy.data.filepath, relative) else (recorded or "an unsaved file")
+    if cache_files.same_blend(recorded, bpy.data.filepath, recorded_path(obj.cmsc)):
+        return None
+    return recorded or "an unsaved file"
 
 
 def _copied_from(obj):
@@ -199,7 +218,10 @@ def foreign_owner(obj):
         return ""
     blend = _foreign_blend(obj)
     if blend is not None:
-        return f"it was baked by {os.path.basename(blend) if blend != 'an unsaved file' else blend}"
+        name = os.path.basename(blend)
+        if blend == "an unsaved file" or name == os.path.basename(bpy.data.filepath):
+            name = blend  # a file of the same name elsewhere: the folder tells them apart
+        return f"it was baked by {name}"
     original = _copied_from(obj)
     return f"it is the bake of {original} ({obj.name} is a copy of it)" if original is not None else ""
 
@@ -296,7 +318,7 @@ def scratch_path():
 
 def has_bake(obj):
     """Whether `obj` plays a bake: the cache modifier or baked shape keys."""
-    return cache_modifier(obj) is not None or bridge.has_shape_keys_named(obj, SHAPE_KEY_PREFIX)
+    return cache_modifier(obj) is not None or bridge.has_shape_keys_where(obj, is_frame_key)
 
 
 def free_bake(obj):
@@ -327,7 +349,7 @@ def free_bake(obj):
     for key in _RECORD:
         if key in obj.cmsc:
             del obj.cmsc[key]
-    bridge.remove_frame_shape_keys(obj, SHAPE_KEY_PREFIX)
+    bridge.remove_frame_shape_keys(obj, is_frame_key)
     obj.cmsc.cache_outdated = False
     obj.cmsc.baked_coulomb_method = ""
     obj.cmsc.baked_steps = ""
@@ -378,7 +400,7 @@ def own_shape_key_offsets(obj, start_frame, count):
     keys = bridge.shape_keys(obj)
     if keys is None or not keys.use_relative:
         return None
-    if not any(not kb.name.startswith(SHAPE_KEY_PREFIX) for kb in keys.key_blocks[1:]):
+    if not any(not is_frame_key(kb.name) for kb in keys.key_blocks[1:]):
         return None
     reference = bridge.shape_key_coords(obj, keys.reference_key.name)
     scene = bpy.context.scene

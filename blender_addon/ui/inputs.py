@@ -271,6 +271,16 @@ def check_shared_meshes(objects):
             )
 
 
+def check_frame_ranges(objects):
+    """Refuses (ValueError) a bake of an object whose End is not after its Start: there is no
+    step to take, and what the artist meant is unknown."""
+    for o in objects:
+        start, end = o.cmsc.frame_start, o.cmsc.frame_end
+        if end <= start:
+            where = "the same as" if end == start else "before"
+            raise ValueError(f"{o.name}'s End frame ({end}) is {where} its Start frame ({start}): set End after Start")
+
+
 class Timing(NamedTuple):
     """The frames and steps of a joint bake (`joint_timing`)."""
 

@@ -159,3 +159,25 @@ def test_a_keyframed_charge_bakes_to_shape_keys_and_frees(scene):
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
     assert obj.data.shape_keys is None and set(bpy.data.actions) == actions
     assert [fc.data_path for fc in bridge.fcurves(obj)] == ['cmsc.charge_groups["all"].charge']
+
+
+@pytest.mark.parametrize("over_keys", ["driver", "muted F-curve"])
+def test_a_charge_bakes_as_blender_shows_it_over_its_keyframes(scene, over_keys):
+    """A driver overrides a keyframed charge, and a muted F-curve animates nothing: the bake
+    used the keyframes in both cases (4 µC swelled a sphere that Blender showed at 0 µC)."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "shown", charge=0.0, frames=6)
+    item = obj.cmsc.charge_groups[0]
+    key_charge(item, [(1, 4.0), (6, 4.0)])
+    if over_keys == "driver":
+        item.driver_add("charge").driver.expression = "0.0"
+    else:
+        (fc,) = addon_module("ui.bridge").fcurves(obj)
+        fc.mute = True
+        item.charge = 0.0
+    sc.frame_set(3)
+    assert item.charge == 0.0  # what Blender shows
+    sc.frame_set(1)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    cache = read_pc2(obj.cmsc.cache_path)
+    np.testing.assert_allclose(cache[-1], cache[0], rtol=0, atol=1e-9)  # uncharged, no gravity: at rest

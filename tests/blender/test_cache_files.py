@@ -298,6 +298,48 @@ def test_modal_bake_reports_a_bad_path(scene):
     assert str(tmp) in str(e.value)
 
 
+# -- a refused bake keeps the bake before it ---------------------------------------------------
+@pytest.mark.parametrize("fmt", ["PC2", "SHAPE_KEYS"])
+@pytest.mark.parametrize("refusal", ["self-collision distance", "an empty mesh baked with it"])
+def test_a_bake_refused_for_its_inputs_keeps_the_bake_before_it(scene, fmt, refusal):
+    """The old bake was freed (its file deleted) before the inputs were read, so a refusal found
+    while reading them lost it: on a farm, the saved .blend then played a missing file."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=2.0, frames=4)
+    obj.cmsc.cache_format = fmt
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    sc.frame_set(4)
+    played = evaluated_coords(obj)
+    assert np.abs(played - evaluated_coords_at(obj, 1)).max() > 1e-3  # the bake moves it
+    before = (tmp / "ball.pc2").read_bytes() if fmt == "PC2" else None
+    if refusal == "self-collision distance":
+        obj.cmsc.self_collision = True
+        obj.cmsc.self_collision_distance = 5.0  # longer than the whole sphere
+        named = "ball: Self Collision Distance"
+    else:
+        empty = bpy.data.objects.new("Nothing", bpy.data.meshes.new("Nothing"))
+        sc.collection.objects.link(empty)
+        empty.cmsc.enabled = True
+        empty.cmsc.cache_path = str(tmp / "nothing.pc2")
+        named = "Nothing has no vertices to simulate"
+    bpy.context.view_layer.objects.active = obj
+    error = bake_error()
+    assert named in error, error
+    assert addon_module("ui.cache").has_bake(obj)
+    sc.frame_set(4)
+    np.testing.assert_allclose(evaluated_coords(obj), played, rtol=0, atol=1e-6)  # it still plays
+    if fmt == "PC2":
+        assert (tmp / "ball.pc2").read_bytes() == before
+        assert len(cache_modifiers(obj)) == 1
+    else:
+        assert not obj.modifiers
+
+
+def evaluated_coords_at(obj, frame):
+    bpy.context.scene.frame_set(frame)
+    return evaluated_coords(obj)
+
+
 # -- one outcome per bake, one modifier per bake -----------------------------------------------
 def test_a_diverged_script_bake_reports_only_the_error(scene, capfd):
     sc, tmp = scene

@@ -194,3 +194,21 @@ def test_keyframed_charges_of_groups_with_quotes_in_their_names_bake_as_any_othe
         obj.cmsc.enabled = False  # the next one bakes alone
     np.testing.assert_array_equal(baked["plain"], baked['Tip "A" \\ 1'])
     assert np.abs(baked["plain"][-1] - baked["plain"][0]).max() > 1e-3
+
+
+@pytest.mark.parametrize("start, end", [(10, 4), (1, 1)], ids=["end before start", "end at start"])
+def test_an_end_frame_not_after_the_start_is_refused_by_name_and_keeps_the_bake(scene, start, end):
+    """With gravity on (the default), End at Start failed in numpy ("zero-size array to
+    reduction operation") after the bake before it was freed; End before Start baked one frame
+    and said "FINISHED"."""
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    obj = charged_sphere(tmp, "ball", frames=4)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    before = (tmp / "ball.pc2").read_bytes()
+    obj.cmsc.frame_start, obj.cmsc.frame_end = start, end
+    error = bake_error()
+    where = "the same as" if start == end else "before"
+    assert f"ball's End frame ({end}) is {where} its Start frame ({start})" in error, error
+    assert (tmp / "ball.pc2").read_bytes() == before
+    assert [m.type for m in obj.modifiers] == ["MESH_CACHE"]

@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 import pytest
 
-from scenes import charged_sphere, evaluated_coords, read_pc2
+from scenes import addon_module, charged_sphere, evaluated_coords, read_pc2
 
 
 def squashed_sphere(tmp, animated):
@@ -46,3 +46,25 @@ def test_a_shape_key_bake_plays_as_the_pc2_bake(scene, animated):
         assert height < 0.85, height  # unsquashed, the charge swells it past 1 m
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
     assert [kb.name for kb in obj.data.shape_keys.key_blocks] == ["Basis", "squash"]
+
+
+@pytest.mark.parametrize("fmt", ["PC2", "SHAPE_KEYS"])
+def test_an_own_key_whose_name_starts_like_the_bakes_is_the_artists(scene, fmt):
+    """The bake's keys are "cmsc <frame>": an artist's "cmsc target" key was taken for one, so
+    the panel said "Baked" before any bake, and baking deleted it (and the basis with it)."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=1.0, frames=4)
+    obj.shape_key_add(name="Basis", from_mix=False)
+    target = obj.shape_key_add(name="cmsc target", from_mix=False)
+    target.value = 0.0
+    target.keyframe_insert("value", frame=1)
+    cache = addon_module("ui.cache")
+    assert not cache.has_bake(obj)
+    obj.cmsc.cache_format = fmt
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    names = [kb.name for kb in obj.data.shape_keys.key_blocks]
+    assert names == ["Basis", "cmsc target"] + ([f"cmsc {f}" for f in range(1, 5)] if fmt == "SHAPE_KEYS" else [])
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert [kb.name for kb in obj.data.shape_keys.key_blocks] == ["Basis", "cmsc target"]
+    paths = [fc.data_path for fc in addon_module("ui.bridge").fcurves(obj.data.shape_keys)]
+    assert paths == ['key_blocks["cmsc target"].value'], paths

@@ -112,6 +112,40 @@ def test_a_moved_project_still_owns_its_cache(project):
     assert played(obj) == path  # baked again in place, not to a new file
 
 
+def test_a_same_named_copy_in_a_sibling_folder_never_replaces_a_cache_folder_they_share(project):
+    """Shots named alike in sibling folders (sh010/shot.blend, sh020/shot.blend) with a Cache Path
+    into a folder they share (`//../caches/`): the copy took the first one's file for its own
+    (a moved project), so its bake overwrote it and its Free Bake deleted it. Moved alone, the
+    .blend still owns it."""
+    sc, tmp, v01 = project
+    obj = sphere(tmp, path="//../caches/cloth.pc2")
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    first = os.path.normpath(played(obj))
+    assert first == str(tmp / "caches" / "cloth.pc2")
+    first_bytes = open(first, "rb").read()
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
+
+    copy = tmp / "sh020" / v01.name
+    copy.parent.mkdir()
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(copy)) == {"FINISHED"}
+    obj = bpy.data.objects["cloth"]
+    obj.cmsc.charge_groups[0].charge = 6.0
+    activate(obj)
+    with pytest.raises(RuntimeError) as e:
+        bpy.ops.cmsc.bake()
+    assert str(v01) in str(e.value) and "Cache Path" in str(e.value), str(e.value)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert open(first, "rb").read() == first_bytes
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    os.replace(v01, copy)  # the first .blend moved alone: its bake is still its own
+    reopen(copy)
+    obj = bpy.data.objects["cloth"]
+    activate(obj)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert os.path.normpath(played(obj)) == first
+
+
 def test_a_bake_made_before_saving_is_the_files_own(tmp_path):
     """Baked in an unsaved file (absolute Cache Path), then saved: the saved file re-bakes it."""
     bpy.ops.wm.read_homefile(use_empty=True)
