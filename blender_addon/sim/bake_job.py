@@ -96,11 +96,12 @@ def energy_gain(start, end, floor):
     return gain if gain > ENERGY_GAIN_LIMIT * motion and gain > floor else None
 
 
-def gained_text(gain, frame, start, end):
+def gained_text(gain, frame, start, end, adaptive):
     """What an artist reads when a bake's motion gained `gain` J from nothing by `frame`, from
     the library's energies at its `start` and `end`: the cause is the charges' kick where the
     scene has Coulomb energy, else the contacts, which put vertices back on a surface after the
-    spring step and can stretch a stiff mesh pressed onto a curved collider or onto itself."""
+    spring step and can stretch a stiff mesh pressed onto a curved collider or onto itself. The
+    remedy: shorter steps, through Substeps (with `adaptive` substeps on, the least per frame)."""
     if start["coulomb"] or end["coulomb"]:
         cause = "for how close the charges come, and the frames show motion the charges could not supply"
     else:
@@ -110,8 +111,8 @@ def gained_text(gain, frame, start, end):
         )
     return (
         f"the motion gained {gain:.3g} J from nothing by frame {frame}, where nothing drives the scene (its kinetic "
-        f"energy at the end: {end['kinetic']:.3g} J): the steps are too long {cause}. Turn on Adaptive Substeps or "
-        f"raise Substeps"
+        f"energy at the end: {end['kinetic']:.3g} J): the steps are too long {cause}. "
+        + ("Raise Substeps (the least steps per frame)" if adaptive else "Turn on Adaptive Substeps or raise Substeps")
     )
 
 
@@ -618,4 +619,4 @@ def _frames(job, sim, writers, on_frame):
         floor = 1e-6 * float(np.sum(job.masses)) * _size(job.x0) ** 2
         gain = energy_gain(start, end, floor)
         if gain is not None:
-            job.stop(Outcome.GAINED_ENERGY, gained_text(gain, job.start_frame + job.frames, start, end))
+            job.stop(Outcome.GAINED_ENERGY, gained_text(gain, job.start_frame + job.frames, start, end, job.adaptive))

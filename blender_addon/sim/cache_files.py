@@ -37,6 +37,30 @@ def default_path(object_name, cache_id):
     return f"//{DEFAULT_FOLDER}/{file_stem(object_name)}_{cache_id}.pc2"
 
 
+def check_typed(path, sep=os.sep):
+    """Refuses (`CacheFileError`) a Cache Path as typed that this system (folders separated by
+    `sep`) would take for another file than the artist means, with the path to write instead: a
+    backslash where folders are separated by `/` (typed on Windows: a file named
+    `caches\\cloth.pc2` beside the .blend, which the Mesh Cache modifier does not find), a
+    Windows drive there (`D:/caches/`: a folder named `D:`), and a `~` home folder, which
+    Blender does not expand (a folder named `~`)."""
+    if sep == "/" and "\\" in path:
+        raise CacheFileError(
+            f"the Cache Path {path} has a backslash: on this computer folders are separated by /, "
+            f"so write {path.replace(chr(92), '/')}"
+        )
+    if sep == "/" and re.match(r"[A-Za-z]:", path):
+        raise CacheFileError(
+            f"the Cache Path {path} names a Windows drive ({path[:2]}), which this computer does not have: "
+            "give a path on this computer, or one relative to the .blend (//cmsc_cache/…)"
+        )
+    if path.startswith("~"):
+        raise CacheFileError(
+            f"the Cache Path {path} starts with ~, which Blender does not read as your home folder: "
+            "give the whole path, or one relative to the .blend (//cmsc_cache/…)"
+        )
+
+
 def is_blend_relative(path):
     """Whether `path` is relative to the .blend: `//…`, or a bare relative path (which Blender
     would resolve against the working directory; the add-on never does)."""

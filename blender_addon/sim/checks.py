@@ -6,6 +6,7 @@ names the group and says what follows; the bake reports them as warnings and pro
 Plain data in, sentences out (no bpy): a group is given by its vertex group's name and its
 `Weights` on the mesh, or None when the mesh has no vertex group of that name."""
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,21 +128,34 @@ def self_distance_check(distance, edge_lengths):
     whose springs at rest are `edge_lengths` (m). A distance as long as the typical (median)
     edge puts the mesh in contact with itself at rest: its vertices push their neighbours' faces
     apart from the first step (a 2 mm cloth at the default 15 mm blew up to 2 m), so it is
-    refused. Above half the shortest edge, vertices next to small faces start in contact: a
-    warning."""
+    refused. Above half the shortest edge, vertices next to small faces start in contact (a 5 cm
+    sphere at 4.9 mm, edges from 1.9 mm, gained energy from nothing): a warning. Both suggest half
+    the shortest edge, the longest distance that neither refuses nor warns."""
     lengths = np.asarray(edge_lengths, dtype=np.float64)
     if distance <= 0 or not lengths.size:
         return None, None
     median, shortest = float(np.median(lengths)), float(lengths.min())
-    suggest = f"set it to at most {0.5 * median * 1000:.3g} mm"
+    suggest = f"set it to at most {length_text(_down_to_3_digits(0.5 * shortest))}"
     if distance >= median:
         return (
-            f"Self Collision Distance {distance * 1000:.3g} mm is as long as its edges "
-            f"(median {median * 1000:.3g} mm): the mesh would collide with itself at rest and blow apart; {suggest}"
+            f"Self Collision Distance {length_text(distance)} is as long as its edges "
+            f"(median {length_text(median)}): the mesh would collide with itself at rest and blow apart; {suggest}"
         ), None
     if distance > 0.5 * shortest:
         return None, (
-            f"Self Collision Distance {distance * 1000:.3g} mm is more than half its shortest edge "
-            f"({shortest * 1000:.3g} mm): vertices beside small faces start in contact; {suggest} or less"
+            f"Self Collision Distance {length_text(distance)} is more than half its shortest edge "
+            f"({length_text(shortest)}): vertices beside small faces start in contact; {suggest}"
         )
     return None, None
+
+
+def _down_to_3_digits(x):
+    """`x` > 0 rounded down to 3 significant digits: a suggested distance printed rounded up
+    could itself be just too long."""
+    unit = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return math.floor(x / unit) * unit
+
+
+def length_text(metres):
+    """A length for an artist: "4.9 mm", "0.95 mm", or from a metre on "5 m" (not "5e+03 mm")."""
+    return f"{metres:.3g} m" if metres >= 1.0 else f"{metres * 1000:.3g} mm"

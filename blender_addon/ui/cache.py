@@ -278,8 +278,11 @@ def check_target(obj, joint=()):
     empty Cache Path, a default file that is not the object's own (the cache of the .blend this
     one was saved from, of the object this one duplicates) makes it take a new default file,
     never replace the other's. Refused (CacheFileError): a relative path in an unsaved file, a
-    folder, a missing folder on an absolute path, a file this object's bake did not write, a
-    file another object plays or is set to bake (the objects of `joint` bake together)."""
+    folder, a missing folder on an absolute path, a path typed for another system
+    (`cache_files.check_typed`), a file this object's bake did not write, a file another object
+    plays or is set to bake (the objects of `joint` bake together)."""
+    if obj.cmsc.cache_path:
+        cache_files.check_typed(obj.cmsc.cache_path)
     path = cache_path(obj)
     if not obj.cmsc.cache_path and _claimed(obj, path, joint):
         blend = bpy.data.filepath

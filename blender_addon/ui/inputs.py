@@ -69,6 +69,7 @@ def setup(scene, obj, substeps=None):
     x0 = bridge.to_world(obj.matrix_world, co)
     topology = mesh_springs(faces)
     springs, stiffness = topology.with_stiffness(s.stiffness, s.bending_stiffness)
+    _check_no_coincident_ends(obj, x0, springs)
     measure = lumped_measure(x0, faces)
     p, note = params(scene, s, substeps)
     warnings = []
@@ -101,6 +102,20 @@ def setup(scene, obj, substeps=None):
         pins=np.nonzero(pin.weight > 0)[0] if pin is not None else np.zeros(0, dtype=np.int64),
         group_weights=np.array(rows).reshape(-1, n),
     )
+
+
+def _check_no_coincident_ends(obj, x, springs):
+    """Refuses (ValueError) a mesh two of whose vertices on one edge or face lie on one point: a
+    spring of no length has no direction to pull in. Named in Blender's terms, with the remedy."""
+    ends = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
+    same = np.flatnonzero(np.all(x[ends[:, 0]] == x[ends[:, 1]], axis=1))
+    if same.size:
+        a, b = ends[same[0]]
+        more = f" (and {same.size - 1} more pairs)" if same.size > 1 else ""
+        raise ValueError(
+            f"{obj.name}: vertices {a} and {b} lie on one point{more} and share an edge or a face: merge them "
+            "(Edit Mode › Mesh › Clean Up › Merge by Distance)"
+        )
 
 
 def _with_area(x, triangles):
@@ -167,13 +182,15 @@ def substep_inputs(scene, obj, externals, frame, substeps):
 
 
 def collision_objects(scene):
-    """The scene's obstacles: mesh objects with Blender's Collision physics that cmsc does not
-    simulate."""
-    return [
-        o
-        for o in scene.objects
-        if o.type == "MESH" and not o.cmsc.enabled and any(m.type == "COLLISION" for m in o.modifiers)
-    ]
+    """The scene's obstacles: mesh objects with Blender's Collision physics on that cmsc does not
+    simulate. As for Blender's Cloth, Collision unticked (Physics › Collision) or its modifier
+    switched off in the viewport makes no obstacle."""
+    return [o for o in scene.objects if o.type == "MESH" and not o.cmsc.enabled and _collides(o)]
+
+
+def _collides(o):
+    on = any(m.type == "COLLISION" and m.show_viewport for m in o.modifiers)
+    return on and o.collision is not None and o.collision.use
 
 
 #: Blender's Collision Friction runs from 0 to 80 (its slider's range). Under the per-step law

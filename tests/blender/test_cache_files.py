@@ -266,7 +266,7 @@ def _sys_is_read_only():
 
 
 @pytest.mark.parametrize(
-    "kind", ["folder", "under a file", "missing drive", "no permission"]
+    "kind", ["folder", "under a file", "missing drive", "no permission", "typed on Windows"]
 )
 def test_bad_paths_are_reported(scene, kind):
     sc, tmp = scene
@@ -279,11 +279,12 @@ def test_bad_paths_are_reported(scene, kind):
         "under a file": str(tmp / "notes.txt" / "ball.pc2"),
         "missing drive": str(tmp / "unmounted-drive" / "ball.pc2"),  # an absolute path: no folder made
         "no permission": "/sys/cmsc-ball.pc2",
+        "typed on Windows": str(tmp) + "\\ball.pc2",  # on Linux and macOS: a file named "<tmp>\ball.pc2"
     }[kind]
     obj.cmsc.cache_path = path
     error = bake_error()
     assert "cmsc:" in error and path in error, error
-    assert not (tmp / "unmounted-drive").exists()
+    assert not (tmp / "unmounted-drive").exists() and not os.path.exists(str(tmp) + "\\ball.pc2")
     assert (tmp / "notes.txt").read_bytes() == KNOWN
     assert not cache_modifiers(obj)
 

@@ -59,6 +59,24 @@ def test_a_cloth_dropped_on_a_cube_rests_on_it(scene):
     assert depth <= 1e-3, f"a cloth edge cut {1e3 * depth:.1f} mm into the cube"
 
 
+@pytest.mark.parametrize("off", ["Collision unticked", "modifier off in the viewport"])
+def test_a_collider_switched_off_is_no_obstacle(scene, off):
+    """As for Blender's Cloth: unticking Collision (or switching its modifier off) leaves the
+    object out; the cloth rested on it anyway."""
+    sc, tmp = scene
+    sc.cmsc.use_gravity = True
+    cube = collider_cube()
+    if off == "Collision unticked":
+        cube.collision.use = False
+    else:
+        cube.modifiers["Collision"].show_viewport = False
+    obj = cloth(tmp, cuts=6, frames=24)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    x = world_samples(obj)
+    assert x[-1][:, 2].max() < -0.5, "it fell through where the cube is"
+
+
 def test_a_joint_bake_of_charged_objects_lands_on_a_collider(scene):
     """Two like-charged spheres dropped side by side onto a Collision cube, baked together in one
     bake: both rest on its top, nothing inside it, and they push each other apart."""

@@ -30,6 +30,21 @@ def test_an_empty_mesh_is_named(scene):
     assert not (tmp / "nothing.pc2").exists()
 
 
+def test_vertices_on_one_point_are_named_with_the_remedy(scene):
+    """The library's "invalid argument `springs` at index 5: zero rest length" named a spring
+    an artist never sees, and no remedy."""
+    sc, tmp = scene
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=3, y_subdivisions=3, size=1.0)
+    obj = bpy.context.active_object
+    obj.name = "Sheet"
+    obj.data.vertices[1].co = obj.data.vertices[0].co  # neighbours on one edge
+    obj.cmsc.enabled = True
+    obj.cmsc.cache_path = str(tmp / "sheet.pc2")
+    error = bake_error()
+    assert "Sheet: vertices 0 and 1 lie on one point" in error and "Merge by Distance" in error, error
+    assert not (tmp / "sheet.pc2").exists()
+
+
 def collider_with_a_flat_face(location=(0.0, 0.0, -1.2)):
     """A cube with Collision physics and one extra face whose corners lie on a line."""
     bpy.ops.mesh.primitive_cube_add(size=1.0, location=location)

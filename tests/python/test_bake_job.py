@@ -298,9 +298,13 @@ def test_what_drives_a_scene_is_named_and_an_undriven_one_has_nothing(lib_path, 
     assert energy_gain(drop, held, 0.0) is None
     assert energy_gain(drop, {**held, "spring": 6.8, "total": 8.9071}, 0.0) == pytest.approx(2.5306)
     # the words name the cause: the charges where the scene has Coulomb energy, else the contacts
-    assert "how close the charges come" in gained_text(0.5, 48, start, {**start, "total": 5.3})
-    uncharged = gained_text(0.08, 48, drop, {**held, "spring": 6.8, "total": 8.9071})
+    assert "how close the charges come" in gained_text(0.5, 48, start, {**start, "total": 5.3}, False)
+    uncharged = gained_text(0.08, 48, drop, {**held, "spring": 6.8, "total": 8.9071}, False)
     assert "carries no charge" in uncharged and "how close the charges" not in uncharged, uncharged
+    # the remedy is one the artist can still take: with Adaptive Substeps on, not to turn it on
+    assert uncharged.endswith("Turn on Adaptive Substeps or raise Substeps"), uncharged
+    adaptive = gained_text(0.08, 48, drop, {**held, "spring": 6.8, "total": 8.9071}, True)
+    assert adaptive.endswith("Raise Substeps (the least steps per frame)"), adaptive
     # a scene at rest: rounding is no gain
     rest = {"kinetic": 0.0, "spring": 0.0, "coulomb": 0.0, "external": 0.0, "total": 0.0}
     assert energy_gain(rest, {**rest, "kinetic": 5e-27, "total": 6e-27}, 1e-9) is None

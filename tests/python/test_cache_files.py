@@ -8,6 +8,7 @@ import pytest
 from sim.cache_files import (
     CacheFileError,
     check_target,
+    check_typed,
     default_path,
     file_stem,
     is_pc2,
@@ -73,3 +74,29 @@ def test_make_folder(tmp_path):
     (tmp_path / "f").write_bytes(b"")
     with pytest.raises(CacheFileError, match="cannot create the folder"):
         make_folder(str(tmp_path / "f" / "b" / "c.pc2"))
+
+
+@pytest.mark.parametrize(
+    "typed, sep, says",
+    [
+        ("//caches\\cloth.pc2", "/", "so write //caches/cloth.pc2"),
+        ("D:/caches/cloth.pc2", "/", "names a Windows drive (D:)"),
+        ("~/caches/cloth.pc2", "/", "starts with ~"),
+        ("~/caches/cloth.pc2", "\\", "starts with ~"),
+    ],
+)
+def test_a_cache_path_typed_for_another_system_is_refused_with_the_path_to_write(typed, sep, says):
+    """Baked on Linux, `//caches\\cloth.pc2` wrote a file of that name that nothing played, and
+    `D:/…` and `~/…` made folders named `D:` and `~` beside the .blend, each reported "Baked"."""
+    with pytest.raises(CacheFileError) as e:
+        check_typed(typed, sep=sep)
+    assert says in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize(
+    "typed, sep",
+    [("//cmsc_cache/cloth.pc2", "/"), ("/mnt/caches/cloth.pc2", "/"), ("cache.pc2", "/"),
+     ("D:\\caches\\cloth.pc2", "\\"), ("//caches\\cloth.pc2", "\\")],
+)
+def test_a_cache_path_of_this_system_is_taken(typed, sep):
+    check_typed(typed, sep=sep)

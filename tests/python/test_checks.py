@@ -1,6 +1,9 @@
 """Warnings about a simulation's inputs (sim.checks): each mistake named, honest inputs silent."""
 
+import re
+
 import numpy as np
+import pytest
 
 from sim.checks import Weights, input_warnings, name_warnings
 
@@ -46,3 +49,23 @@ def test_name_warnings_match_the_full_check_word_for_word():
         [[0, 1]],
     )
     assert live == full
+
+
+@pytest.mark.parametrize(
+    "lengths",
+    [np.r_[np.full(40, 9.8e-3), np.full(8, 1.91e-3)], np.full(10, 1e-3), np.r_[np.full(5, 2.0), np.full(5, 4.0)]],
+    ids=["5 cm sphere", "2 cm grid", "10 m mesh"],
+)
+def test_the_self_collision_distance_suggested_neither_refuses_nor_warns(lengths):
+    """The refusal said "at most half the median edge", which then warned ("more than half its
+    shortest edge ... set it to at most" the same number) and gained energy from nothing."""
+    from sim.checks import length_text, self_distance_check
+
+    refusal, _ = self_distance_check(1.01 * np.median(lengths), lengths)
+    suggested = re.search(r"set it to at most ([\d.]+) (mm|m)$", refusal)
+    assert suggested, refusal
+    value = float(suggested.group(1)) * (1e-3 if suggested.group(2) == "mm" else 1.0)
+    assert self_distance_check(value, lengths) == (None, None), value
+    _, warning = self_distance_check(0.99 * np.median(lengths), lengths)
+    assert warning.endswith(f"set it to at most {length_text(value)}"), warning
+    assert "e+" not in refusal and "e-" not in refusal, refusal
