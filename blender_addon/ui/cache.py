@@ -319,6 +319,14 @@ def scratch_path():
     return os.path.join(tempfile.mkdtemp(prefix="cmsc-shapekeys-"), "bake.pc2")
 
 
+def missing_file(obj):
+    """The absolute path of the file the bake's cache modifier plays when no file is there
+    (deleted, or moved without its .blend), else None: the mesh then plays no motion."""
+    mod = cache_modifier(obj)
+    path = _abspath(mod.filepath) if mod is not None and mod.filepath else None
+    return path if path is not None and not os.path.exists(path) else None
+
+
 def has_bake(obj):
     """Whether `obj` plays a bake: the cache modifier or baked shape keys."""
     return cache_modifier(obj) is not None or bridge.has_shape_keys_where(obj, is_frame_key)
@@ -386,7 +394,7 @@ def adopt_records(blend):
     renamed since their bake (the only holders of their record) have their name recorded, so a
     later duplicate is told apart."""
     for o in bpy.data.objects:
-        if o.type != "MESH" or not has_record(o):
+        if o.type != "MESH" or o.library is not None or not has_record(o):  # a linked one's is its library's
             continue
         if o.cmsc.get(_BLEND) in (None, ""):
             o.cmsc[_BLEND] = blend

@@ -456,6 +456,11 @@ def bake_job(scene, objects, cache_paths):
             group_charge[f], ext_charge[f], field[f] = joint_substep_inputs(scene, objects, externals, frame, substeps)
     scene.frame_set(start)
     _warn_nothing_but_gravity(scene, objects, setups, joint, group_charge)
+    joint.warnings.extend(
+        f"{o.name} is linked from {bpy.path.basename(o.library.filepath)}: it plays that file's bake and takes no "
+        "part in this one (make it a library override to simulate it here)"
+        for o in simulated.linked_simulated(scene)
+    )
     job = BakeJob(
         **vars(joint),
         cache_paths=list(cache_paths),

@@ -299,6 +299,22 @@ def test_modal_bake_reports_a_bad_path(scene):
     assert str(tmp) in str(e.value)
 
 
+def test_a_cache_file_deleted_by_hand_is_said_missing_not_baked(scene):
+    """The panel said "Baked" while the Mesh Cache modifier found no file and the mesh stood still."""
+    sc, tmp = scene
+    panels = addon_module("ui.panels")
+    charged_sphere(tmp, "ball", frames=3)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert draw(panels.CMSC_PT_bake).text().startswith("Baked to")
+    assert "Baked: changing a setting" in draw(panels.CMSC_PT_bake).text()
+    os.remove(tmp / "ball.pc2")
+    text = draw(panels.CMSC_PT_bake).text()
+    assert f"The cache file {tmp / 'ball.pc2'} is missing (deleted or moved)" in text, text
+    assert "Baked: changing a setting" not in text, text
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}  # baked again: it plays
+    assert "missing" not in draw(panels.CMSC_PT_bake).text()
+
+
 # -- a refused bake keeps the bake before it ---------------------------------------------------
 @pytest.mark.parametrize("fmt", ["PC2", "SHAPE_KEYS"])
 @pytest.mark.parametrize("refusal", ["self-collision distance", "an empty mesh baked with it"])

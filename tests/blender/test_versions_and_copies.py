@@ -146,6 +146,49 @@ def test_a_same_named_copy_in_a_sibling_folder_never_replaces_a_cache_folder_the
     assert os.path.normpath(played(obj)) == first
 
 
+def test_a_simulated_object_linked_from_a_library_plays_its_bake_and_is_left_out(tmp_path, capfd):
+    """A linked simulated object joined the shot's bake: a new file in the shot's folder that its
+    modifier (relative to the library) never played, so the shot's motion was simulated against
+    one the render does not show, and Free Bake stripped its modifier."""
+    sc, lib = saved_scene(tmp_path, "lib.blend")
+    prop = sphere(tmp_path, name="prop", charge=3.0)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    prop_cache = played(prop)
+    prop_bytes = open(prop_cache, "rb").read()
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    sc = bpy.context.scene
+    sc.cmsc.use_gravity = False
+    sc.render.fps = 24
+    assert bpy.ops.wm.save_as_mainfile(filepath=str(shots / "shot.blend")) == {"FINISHED"}
+    with bpy.data.libraries.load(str(lib), link=True, relative=True) as (src, dst):
+        dst.objects = ["prop"]
+    prop = dst.objects[0]
+    sc.collection.objects.link(prop)
+    hero = sphere(tmp_path, name="hero", charge=2.0)
+    hero.location = (5.0, 0.0, 0.0)
+    activate(hero)
+    capfd.readouterr()
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert "prop is linked from lib.blend: it plays that file's bake" in capfd.readouterr().out
+    assert os.listdir(shots / "cmsc_cache") == [os.path.basename(played(hero))]
+    (mod,) = prop.modifiers  # still the library's, played from the library's folder
+    assert mod.type == "MESH_CACHE"
+    assert os.path.normpath(bpy.path.abspath(mod.filepath, library=prop.library)) == os.path.normpath(prop_cache)
+    alone = read_pc2(played(hero))
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert [m.type for m in prop.modifiers] == ["MESH_CACHE"]
+    assert open(prop_cache, "rb").read() == prop_bytes
+    sc.collection.objects.unlink(prop)  # the hero alone bakes the same motion: prop took no part
+    activate(hero)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    np.testing.assert_array_equal(read_pc2(played(hero)), alone)
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
 def test_a_bake_made_before_saving_is_the_files_own(tmp_path):
     """Baked in an unsaved file (absolute Cache Path), then saved: the saved file re-bakes it."""
     bpy.ops.wm.read_homefile(use_empty=True)
