@@ -461,6 +461,12 @@ def bake_job(scene, objects, cache_paths):
         "part in this one (make it a library override to simulate it here)"
         for o in simulated.linked_simulated(scene)
     )
+    joint.warnings.extend(
+        f"{o.name} is simulated and carries an External Charge: that charge stays at its origin, which the "
+        "simulation does not move, besides its charge groups (untick External Charge, or charge a vertex group)"
+        for o in externals
+        if o in objects
+    )
     job = BakeJob(
         **vars(joint),
         cache_paths=list(cache_paths),

@@ -227,3 +227,18 @@ def test_an_end_frame_not_after_the_start_is_refused_by_name_and_keeps_the_bake(
     assert f"ball's End frame ({end}) is {where} its Start frame ({start})" in error, error
     assert (tmp / "ball.pc2").read_bytes() == before
     assert [m.type for m in obj.modifiers] == ["MESH_CACHE"]
+
+
+def test_a_simulated_mesh_that_carries_an_external_charge_is_told_where_it_sits(scene, capfd):
+    """The External Charge of a simulated mesh acted from its origin, which the simulation does
+    not move, with no word (a 5 cm sphere swelled to 50.9 mm instead of 50.3)."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", frames=3)
+    capfd.readouterr()
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert "External Charge" not in capfd.readouterr().out
+    obj.cmsc_charge.enabled = True
+    obj.cmsc_charge.charge = 1.0
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "ball is simulated and carries an External Charge: that charge stays at its origin" in out, out
