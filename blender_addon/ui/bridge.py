@@ -146,17 +146,24 @@ def _action_is_empty(action):
 
 
 def remove_fcurves(id_data, paths):
-    """Removes the F-curves of `id_data` whose data path is one of `paths`, then its action (and
-    the animation data) if nothing is left in it and nothing else uses it."""
+    """Removes the F-curves of `id_data` whose data path is one of `paths`, then its action if
+    nothing is left in it and nothing else uses it, and the animation data if it then holds
+    nothing either (no driver: a corrective shape key's driver stays; no NLA track)."""
     owner = _fcurve_owner(id_data)
     if owner is None:
         return
-    for fc in [fc for fc in owner.fcurves if fc.data_path in paths]:
+    removed = [fc for fc in owner.fcurves if fc.data_path in paths]
+    if not removed:
+        return
+    for fc in removed:
         owner.fcurves.remove(fc)
-    action = id_data.animation_data.action
+    ad = id_data.animation_data
+    action = ad.action
     if _action_is_empty(action) and action.users <= 1 and not action.use_fake_user:
-        id_data.animation_data_clear()
+        ad.action = None
         bpy.data.actions.remove(action)
+        if not len(ad.drivers) and not len(ad.nla_tracks):
+            id_data.animation_data_clear()
 
 
 def keyframe(owner, prop, frame):
@@ -168,7 +175,8 @@ def animated(id_data, paths, index, default, frame):
     """The value of an animatable property at a (sub)frame, as Blender evaluates it: with a driver
     on any of `paths`, the property's current value `default` (the driver overrides keyframes,
     and Blender evaluates it once per frame); else the F-curve on any of `paths` evaluated at
-    `frame`; else `default`. A muted driver or F-curve does not animate."""
+    `frame` (a charge has one: `name_keyed_charge_paths` merges a second); else `default`. A
+    muted driver or F-curve does not animate."""
 
     def on(fc):
         return fc.data_path in paths and fc.array_index == index and not fc.mute
@@ -176,10 +184,7 @@ def animated(id_data, paths, index, default, frame):
     ad = id_data.animation_data
     if ad is not None and any(on(d) for d in ad.drivers):
         return default
-    for fc in fcurves(id_data):
-        if on(fc):
-            return fc.evaluate(frame)
-    return default
+    return next((fc.evaluate(frame) for fc in fcurves(id_data) if on(fc)), default)
 
 
 def group_charge_paths(i, item):
@@ -192,17 +197,44 @@ def name_keyed_charge_paths(obj):
     """Rewrites index-keyed charge-group F-curve paths (`cmsc.charge_groups[2].charge`, what
     Blender creates when a charge is keyframed) to name-keyed ones
     (`cmsc.charge_groups["Tentacle"].charge`), so that keyframes stay with their group when
-    groups are removed or reordered. Returns the number of paths rewritten."""
+    groups are removed or reordered. A charge keyed again after its path was rewritten gets a new
+    index-keyed F-curve from Blender, which overrides the first at every frame: its keys are
+    merged into the name-keyed one (replacing those on the same frames), so that one F-curve
+    holds all the keys, as if the path had never changed. Returns the number of paths rewritten."""
     groups = obj.cmsc.charge_groups
+    owner = _fcurve_owner(obj)
+    if owner is None:
+        return 0
     pattern = re.compile(r"^cmsc\.charge_groups\[(\d+)\]\.(.+)$")
     changed = 0
-    for fc in fcurves(obj):
+    for fc in list(owner.fcurves):
         m = pattern.match(fc.data_path)
-        if m and int(m.group(1)) < len(groups):
-            name = bpy.utils.escape_identifier(groups[int(m.group(1))].name)
-            fc.data_path = f'cmsc.charge_groups["{name}"].{m.group(2)}'
-            changed += 1
+        if not m or int(m.group(1)) >= len(groups):
+            continue
+        name = bpy.utils.escape_identifier(groups[int(m.group(1))].name)
+        path = f'cmsc.charge_groups["{name}"].{m.group(2)}'
+        named = next((o for o in owner.fcurves if o.data_path == path and o.array_index == fc.array_index), None)
+        if named is None:
+            fc.data_path = path
+        else:
+            _merge_keys(fc, named)
+            owner.fcurves.remove(fc)
+        changed += 1
     return changed
+
+
+def remove_group_fcurves(obj, group):
+    """Removes the F-curves (name-keyed: `name_keyed_charge_paths` first) of charge `group`."""
+    prefix = f'cmsc.charge_groups["{bpy.utils.escape_identifier(group.name)}"].'
+    remove_fcurves(obj, {fc.data_path for fc in fcurves(obj) if fc.data_path.startswith(prefix)})
+
+
+def _merge_keys(source, into):
+    """Inserts the keyframes of F-curve `source` into `into`, replacing those on the same frames."""
+    for p in source.keyframe_points:
+        k = into.keyframe_points.insert(p.co[0], p.co[1], options={"REPLACE"})
+        k.interpolation, k.easing = p.interpolation, p.easing
+    into.update()
 
 
 # -- shape keys -------------------------------------------------------------------------------
@@ -250,14 +282,21 @@ def shape_key_muted(obj, name):
         kb.mute = muted
 
 
+#: On the mesh's shape keys (the Key datablock): the add-on added their basis, with its own key.
+_OUR_BASIS = "cmsc_added_basis"
+
+
 def _ensure_basis(obj):
     if obj.data.shape_keys is None:
         obj.shape_key_add(name="Basis", from_mix=False)
+        obj.data.shape_keys[_OUR_BASIS] = True
 
 
 def _remove_lone_basis(obj):
+    """Removes the basis once it is the only key left, if the add-on added it: an artist's own
+    lone key (a basis renamed "MyRest") stays."""
     keys = obj.data.shape_keys
-    if keys is not None and len(keys.key_blocks) == 1:  # only the basis added with ours is left
+    if keys is not None and len(keys.key_blocks) == 1 and keys.get(_OUR_BASIS):
         obj.shape_key_remove(keys.key_blocks[0])
 
 

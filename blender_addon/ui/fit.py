@@ -20,13 +20,17 @@ change) they are keyframed at the start frame.
 import numpy as np
 
 from ..sim.fitting import fit_group_charges
-from . import activity, bridge, inputs, preferences
+from . import activity, bridge, cache, inputs, preferences, preview
 
 
 def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
     """Runs the fit; returns (names of the fitted groups, charges in µC, the `FitResult`,
     keyframed: bool). Raises ValueError for unusable inputs, CmscError from the library."""
     scene, s = context.scene, obj.cmsc
+    if obj.mode == "EDIT":
+        obj.update_from_editmode()  # the target as being edited, as the bake reads the mesh
+    if not is_artists_key(shape_key):
+        raise ValueError(f"{shape_key!r} is the add-on's own shape key (the live preview's or a bake's): choose yours")
     target_local = bridge.shape_key_coords(obj, shape_key)
     if target_local is None:
         raise ValueError(f"{obj.name} has no shape key {shape_key!r} to fit to")
@@ -54,6 +58,7 @@ def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
     free = np.array([g.fit for g in groups])
     if not free.any():
         free[:] = True
+    _check_fittable([g for g, f in zip(groups, free) if f], st.group_weights[free], obj)
     if not q0.any() and not ext_charge.any() and not field.any():
         # every Coulomb force is bilinear in the charges: all zero is a stationary point
         raise ValueError("every charge is zero: give the groups a first guess (any non-zero charge)")
@@ -79,6 +84,29 @@ def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
         bridge.name_keyed_charge_paths(obj)
     names = [g.name for g, f in zip(groups, free) if f]
     return names, q[free] / inputs.MICRO, result, keyed
+
+
+def is_artists_key(name):
+    """Whether shape key `name` is the artist's: neither the live preview's nor a bake's frame key
+    (a target to fit to, and what the Fit dialog proposes)."""
+    return name != preview.KEY_NAME and not cache.is_frame_key(name)
+
+
+def _check_fittable(groups, weights, obj):
+    """Refuses (ValueError) to fit a group the fit cannot change: one on no vertex (its vertex
+    group missing, empty or all zero), whose charge acts nowhere, and one whose charge a driver
+    sets, which would override the result at once."""
+    for g, row in zip(groups, weights):
+        if not np.any(row):
+            raise ValueError(
+                f"{g.name}'s vertex group {g.vertex_group!r} gives it no vertex (missing, empty or all zero), so no "
+                "charge of it moves the mesh: fix the group, or untick its Fit"
+            )
+    drivers = obj.animation_data.drivers if obj.animation_data is not None else ()
+    for g in groups:
+        paths = bridge.group_charge_paths(list(obj.cmsc.charge_groups).index(g), g)
+        if any(d.data_path in paths and not d.mute for d in drivers):
+            raise ValueError(f"{g.name}'s charge is driven: the driver would set it back; remove the driver to fit it")
 
 
 def _is_animated(obj, i, group):

@@ -41,7 +41,19 @@ class CMSC_OT_bake(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         obj = bake_target(context)
-        return obj is not None and not activity.is_baking(obj) and _library_ok()
+        if obj is None:  # said in the tooltip, and on a farm in the error (not "context is incorrect")
+            scene = context.scene.name if context.scene is not None else "none"
+            cls.poll_message_set(
+                f"Nothing to bake in scene {scene!r}: no mesh object there has Charged Mass-Spring enabled"
+            )
+            return False
+        if activity.is_baking(obj):
+            cls.poll_message_set(f"{obj.name} is baking")
+            return False
+        if not _library_ok():
+            cls.poll_message_set(f"cmsc: {preferences.library_problem()}")
+            return False
+        return True
 
     def invoke(self, context, event):
         """Modal with a progress bar and Esc; in background mode (no event loop to drive a
@@ -140,9 +152,12 @@ class CMSC_OT_charge_group_remove(bpy.types.Operator):
         return _mesh_with_cmsc(context) and len(context.active_object.cmsc.charge_groups) > 0
 
     def execute(self, context):
-        s = context.active_object.cmsc
-        # keyframes follow their group by name, not by a position that is about to shift
-        bridge.name_keyed_charge_paths(context.active_object)
+        obj = context.active_object
+        s = obj.cmsc
+        # keyframes follow their group by name, not by a position that is about to shift, and
+        # go with it (a new group of its name would take them up)
+        bridge.name_keyed_charge_paths(obj)
+        bridge.remove_group_fcurves(obj, s.charge_groups[s.charge_group_index])
         s.charge_groups.remove(s.charge_group_index)
         s.charge_group_index = max(0, min(s.charge_group_index, len(s.charge_groups) - 1))
         return {"FINISHED"}
@@ -192,8 +207,9 @@ class CMSC_OT_fit_charges(bpy.types.Operator):
     def invoke(self, context, event):
         obj = context.active_object
         keys = bridge.shape_keys(obj)
-        if not self.shape_key and keys is not None and len(keys.key_blocks) > 1:
-            self.shape_key = keys.key_blocks[-1].name
+        if not self.shape_key and keys is not None:
+            yours = [kb.name for kb in keys.key_blocks[1:] if fit.is_artists_key(kb.name)]
+            self.shape_key = yours[-1] if yours else ""
         if self.frame <= obj.cmsc.frame_start:
             self.frame = max(context.scene.frame_current, obj.cmsc.frame_start + 1)
         return context.window_manager.invoke_props_dialog(self)

@@ -62,6 +62,8 @@ class _State:
     def __init__(self, scene, objects):
         self.uids = [o.session_uid for o in objects]
         preferences.apply_threads()
+        for o in objects:  # charge keyframes by group name, in one F-curve each, as the bake reads them
+            bridge.name_keyed_charge_paths(o)
         run = inputs.run_start(scene, objects, max(substeps(o.cmsc) for o in objects))
         if any(o.cmsc.preview_substeps for o in objects):
             # Preview Substeps are fixed steps, for interactive playback: the adaptive motion bound

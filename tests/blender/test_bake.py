@@ -181,3 +181,37 @@ def test_a_charge_bakes_as_blender_shows_it_over_its_keyframes(scene, over_keys)
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     cache = read_pc2(obj.cmsc.cache_path)
     np.testing.assert_allclose(cache[-1], cache[0], rtol=0, atol=1e-9)  # uncharged, no gravity: at rest
+
+
+def test_a_charge_keyed_again_after_a_bake_bakes_as_blender_shows_it(scene):
+    """Keying a charge (an index-keyed F-curve) after a bake had renamed its F-curve by the
+    group's name made a second F-curve, whose key the bake ignored (3 µC keyed, 0.2 µC baked).
+    And a removed group's keyframes went to the next group of its name."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=0.2, frames=4)
+    item = obj.cmsc.charge_groups[0]
+    item.keyframe_insert("charge", frame=1)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    first = read_pc2(obj.cmsc.cache_path)
+    item.charge = 3.0
+    item.keyframe_insert("charge", frame=1)  # a second F-curve (Blender 4.5 then shows 0.2 still)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    rekeyed = read_pc2(obj.cmsc.cache_path)
+    bridge = addon_module("ui.bridge")
+    assert [fc.data_path for fc in bridge.fcurves(obj)] == ['cmsc.charge_groups["all"].charge']
+    sc.frame_set(3)
+    assert item.charge == 3.0  # one F-curve with the new key: what Blender shows, what was baked
+    sc.frame_set(1)
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.cmsc.charge_group_remove() == {"FINISHED"}
+    assert not bridge.fcurves(obj)
+    assert bpy.ops.cmsc.charge_group_add() == {"FINISHED"}  # named "all" again, after the vertex group
+    obj.cmsc.charge_groups[0].distribution = "PER_VERTEX"
+    obj.cmsc.charge_groups[0].charge = 3.0
+    sc.frame_set(3)
+    assert obj.cmsc.charge_groups[0].charge == 3.0  # no keyframes of the removed group
+    sc.frame_set(1)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    np.testing.assert_allclose(rekeyed, read_pc2(obj.cmsc.cache_path), rtol=0, atol=1e-7)
+    assert np.abs(rekeyed[-1] - first[-1]).max() > 1e-3

@@ -104,6 +104,59 @@ def test_fit_reports_unusable_inputs(scene):
     assert all(g.charge == 0.0 for g in obj.cmsc.charge_groups)
 
 
+@pytest.mark.parametrize("flaw", ["missing vertex group", "driven charge", "the preview's key", "a bake's key"])
+def test_fit_refuses_what_it_cannot_fit(scene, flaw):
+    """Each said "fitted ..., converged" and changed nothing that plays (a group on no vertex, a
+    driven charge), or fitted to the add-on's own temporary key."""
+    sc, tmp = scene
+    obj = two_group_sphere(tmp)
+    top = obj.cmsc.charge_groups["top"]
+    target = "target"
+    if flaw == "missing vertex group":
+        top.vertex_group = "nowhere"
+        said = "top's vertex group 'nowhere' gives it no vertex"
+    elif flaw == "driven charge":
+        top.driver_add("charge").driver.expression = "0.8"
+        said = "top's charge is driven"
+    else:
+        target = "Preview (cmsc)" if flaw == "the preview's key" else "cmsc 3"
+        obj.shape_key_add(name=target, from_mix=False)
+        said = "is the add-on's own shape key"
+    sc.frame_set(1)  # the driver sets the charge
+    before = charges(obj)
+    with pytest.raises(RuntimeError, match=said):
+        bpy.ops.cmsc.fit_charges(shape_key=target, frame=FRAME)
+    assert charges(obj) == before
+
+
+def test_fit_in_edit_mode_fits_the_target_as_edited(scene):
+    """The fit read the target key as it was before Edit Mode (a 0.2 m edit made no difference)."""
+    sc, tmp = scene
+    obj = two_group_sphere(tmp)
+    bpy.context.view_layer.objects.active = obj
+    obj.active_shape_key_index = obj.data.shape_keys.key_blocks.find("target")
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.select_all(action="SELECT")
+    bpy.ops.transform.translate(value=(0.0, 0.0, 0.2))
+    try:
+        _, _, result, _ = addon_module("ui.fit").fit(bpy.context, obj, "target", FRAME, max_iterations=1)
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+    rms = np.sqrt(2 * result.initial_loss)
+    assert 0.15 < rms < 0.25, f"the fit started {rms:.3g} m from the target (0.2 m edit; unedited: 0.01 m)"
+
+
+def test_the_fit_dialog_proposes_the_artists_last_key(scene):
+    sc, tmp = scene
+    obj = two_group_sphere(tmp)
+    obj.shape_key_add(name="Preview (cmsc)", from_mix=False)  # the live preview's, last
+    op = type("Op", (), {"shape_key": "", "frame": FRAME})()
+    wm = type("WM", (), {"invoke_props_dialog": staticmethod(lambda op: {"RUNNING_MODAL"})})()
+    context = type("Ctx", (), {"active_object": obj, "scene": sc, "window_manager": wm})()
+    addon_module("ui.operators").CMSC_OT_fit_charges.invoke(op, context, None)
+    assert op.shape_key == "target"
+
+
 @pytest.mark.parametrize("iterations,converged", [(1, False), (50, True)], ids=["stopped at its limit", "converged"])
 def test_the_fit_says_whether_it_converged(scene, capfd, iterations, converged):
     sc, tmp = scene

@@ -242,3 +242,12 @@ def test_a_simulated_mesh_that_carries_an_external_charge_is_told_where_it_sits(
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     out = capfd.readouterr().out
     assert "ball is simulated and carries an External Charge: that charge stays at its origin" in out, out
+
+
+def test_a_bake_with_nothing_to_bake_says_so(scene):
+    """A farm job on a file without a simulated object failed with Blender's bare "poll() failed,
+    context is incorrect"."""
+    sc, tmp = scene
+    bpy.ops.mesh.primitive_cube_add()
+    with pytest.raises(RuntimeError, match=f"Nothing to bake in scene '{sc.name}'"):
+        bpy.ops.cmsc.bake()

@@ -68,3 +68,33 @@ def test_an_own_key_whose_name_starts_like_the_bakes_is_the_artists(scene, fmt):
     assert [kb.name for kb in obj.data.shape_keys.key_blocks] == ["Basis", "cmsc target"]
     paths = [fc.data_path for fc in addon_module("ui.bridge").fcurves(obj.data.shape_keys)]
     assert paths == ['key_blocks["cmsc target"].value'], paths
+
+
+def test_freeing_a_shape_key_bake_keeps_a_driver_on_the_artists_key(scene):
+    """Removing the bake's keyframes cleared the shape keys' whole animation data when its action
+    emptied, drivers included (a corrective key's driver was lost)."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=1.0, frames=4)
+    obj.shape_key_add(name="Basis", from_mix=False)
+    corrective = obj.shape_key_add(name="corrective", from_mix=False)
+    corrective.driver_add("value").driver.expression = "0.25"
+    obj.cmsc.cache_format = "SHAPE_KEYS"
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    drivers = obj.data.shape_keys.animation_data.drivers
+    assert [d.data_path for d in drivers] == ['key_blocks["corrective"].value']
+
+
+def test_the_preview_keeps_an_artists_lone_shape_key(scene):
+    """An artist's only key (a basis renamed "MyRest") was taken for the basis the preview adds
+    and removed with the preview's key."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=1.0, frames=4)
+    obj.shape_key_add(name="MyRest", from_mix=False)
+    obj.cmsc.preview = True
+    for frame in (1, 2, 3):
+        sc.frame_set(frame)
+    assert "Preview (cmsc)" in obj.data.shape_keys.key_blocks
+    sc.frame_set(2)  # a jump back ends the preview and removes its key
+    assert obj.data.shape_keys is not None, "the artist's key was removed"
+    assert [kb.name for kb in obj.data.shape_keys.key_blocks] == ["MyRest"]
