@@ -399,7 +399,8 @@ CmscStatus cmsc_fit_charges(CmscSim *sim,
 
 // Writes the default parameters: h = 1/120 s, 6 accelerated iterations (as accurate as 10 plain
 // ones; see cmsc_set_acceleration), no damping, gravity (0, 0, -9.81),
-// exact k_c, CMSC_COULOMB_AUTO, 1000 grid points, IMEX, no ground, no friction.
+// exact k_c, CMSC_COULOMB_AUTO, grid_points 0 (DDEF's adaptive grid), IMEX, no ground, no
+// friction.
 // NULL is a no-op.
 //
 // # Safety
@@ -473,8 +474,9 @@ CmscStatus cmsc_advance(CmscSim *sim,
 
 // Writes to `total` the local/global iterations run by the steps of the last cmsc_step or
 // cmsc_advance call on this simulation (summed over its steps; below steps x
-// CmscParams.iterations when cmsc_set_iteration_tolerance stopped them early; 0 for Verlet
-// and before any call).
+// CmscParams.iterations when cmsc_set_iteration_tolerance stopped them early, and above it
+// with CMSC_INTEGRATOR_IMEX_LOW_DISSIPATION when its energy safeguard redid sub-steps as
+// halves, each running its own iterations; 0 for Verlet and before any call).
 //
 // # Safety
 // `sim` must be NULL or a live handle; `total` NULL or writable.
@@ -684,7 +686,9 @@ CmscStatus cmsc_set_sphere_colliders(CmscSim *sim,
                                      size_t k);
 
 // Writes the vertex–vertex Coulomb force (N, 3 n doubles) of the selected method at the current
-// positions (paper Eq. 8): what accuracy checks of approximate methods compare.
+// positions (paper Eq. 8), the whole field: what accuracy checks of approximate methods
+// compare. A query: the steps after it are the same as without it (with a far-field interval
+// above 1, a second instance of the method evaluates it, built at the first such call).
 //
 // # Safety
 // `sim` must be NULL or a live handle; `out` valid for 3 n doubles.
@@ -732,8 +736,8 @@ CmscStatus cmsc_set_acceleration(CmscSim *sim,
 // simulation) runs exactly `CmscParams.iterations`; CMSC_RECOMMENDED_ITERATION_TOLERANCE is the
 // value measured with cmsc_advance. The iterations a step actually ran are
 // counted by cmsc_last_iterations. A negative, NaN or infinite `tolerance` is
-// CMSC_INVALID_ARGUMENT and changes nothing. cmsc_rollout_gradient and cmsc_fit_charges always
-// run the fixed count. Takes effect at the next step.
+// CMSC_INVALID_ARGUMENT and changes nothing. cmsc_rollout_gradient and cmsc_fit_charges stop
+// their steps' iterations by it too, as cmsc_step does. Takes effect at the next step.
 //
 // # Safety
 // `sim` must be NULL or a live handle.

@@ -69,6 +69,10 @@ pub(crate) struct ExplicitForces {
     held: bool,
     /// The last step's force at `x_t` (N).
     at_start: Vec<Vec3>,
+    /// A second backend for queries ([`Stepper::coulomb_forces`]) while the interval holds a far
+    /// part: evaluating `field` would replace the far part and the grid its held steps use, and
+    /// a query would change the trajectory. Built on first use; dropped with new parameters.
+    query: Option<Box<dyn FieldSolver>>,
 }
 
 impl ExplicitForces {
@@ -83,6 +87,7 @@ impl ExplicitForces {
             age: None,
             held: false,
             at_start: vec![Vec3::zeros(); n],
+            query: None,
         };
         forces.set_interval(params, mode);
         Ok(forces)
@@ -100,7 +105,23 @@ impl ExplicitForces {
         }
         self.field.set_tolerance(new.field_tolerance);
         self.set_interval(new, mode);
+        self.query = None;
         Ok(())
+    }
+
+    /// The backend a query evaluates: the stepping one, unless the interval holds a far part
+    /// (`query`).
+    ///
+    /// # Errors
+    /// As [`make_solver`], building the query backend.
+    fn for_query(&mut self, params: &SimParams, n: usize) -> Result<&mut dyn FieldSolver> {
+        if self.interval == 1 {
+            return Ok(self.field.as_mut());
+        }
+        if self.query.is_none() {
+            self.query = Some(field_for(params, n)?);
+        }
+        Ok(self.query.as_deref_mut().expect("built above"))
     }
 
     /// The interval for `params` in `mode` ([`SimParams::far_field_interval`] for the IMEX
@@ -317,12 +338,16 @@ impl Stepper {
         self.imex.set_directions(d);
     }
 
-    /// The vertex–vertex Coulomb force (N) of the backend at positions `x`.
+    /// The vertex–vertex Coulomb force (N) of the backend at positions `x`, the whole field. A
+    /// query: the steps after it are the same as without it (with a far-field interval above 1,
+    /// another instance of the backend evaluates it, so that the far part the steps hold stays).
     ///
     /// # Errors
-    /// Backend errors (none for the direct sum).
+    /// Backend errors (none for the direct sum); building the query's backend, as
+    /// [`Stepper::new`].
     pub fn coulomb_forces(&mut self, model: &Model, x: &[Vec3], out: &mut [Vec3]) -> Result<()> {
-        self.forces.field.forces(x, &model.charge, model.params.coulomb_constant, model.softening(), out)
+        let field = self.forces.for_query(&model.params, x.len())?;
+        field.forces(x, &model.charge, model.params.coulomb_constant, model.softening(), out)
     }
 
     /// The prefactored IMEX global solver, refreshed for `model` if an edit made it stale.

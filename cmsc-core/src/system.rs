@@ -237,8 +237,8 @@ impl System {
     /// [`Acceleration::Anderson`] (the default for a new system) or plain Liu 2013 iterations
     /// ([`Acceleration::Plain`]). Both converge to the same implicit-Euler step as
     /// [`SimParams::iterations`] grows; at a given count the accelerated one is closer to it.
-    /// Gradients ([`System::rollout_gradient`]) always differentiate a rollout with plain
-    /// iterations, whatever is set here.
+    /// Gradient rollouts ([`System::rollout_gradient`]) run the iterations set here, as
+    /// [`System::step`] does ([`crate::gradient`]'s module docs).
     pub fn set_acceleration(&mut self, acceleration: Acceleration) {
         self.model.params.acceleration = acceleration;
     }
@@ -247,7 +247,8 @@ impl System {
     /// sub-step of [`crate::Integrator::ImexLowDissipation`]) stops its local/global iterations
     /// once their update is below `τ` times the step's displacement, running at most
     /// [`SimParams::iterations`]. `0` (the default for a new system) runs exactly `iterations`.
-    /// Gradient rollouts ([`System::rollout_gradient`]) always run the fixed count.
+    /// Gradient rollouts ([`System::rollout_gradient`]) stop their iterations by it too, as
+    /// [`System::step`] does.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] (`iteration_tolerance`) if `tolerance` is negative or not
@@ -543,7 +544,7 @@ impl System {
     /// `>= 0` per vertex; the settings in force stay unchanged.
     pub fn set_self_collision_friction(&mut self, rate: &[Real]) -> Result<()> {
         let Some(sc) = &self.model.self_collision else {
-            return Err(Error::invalid("friction", None, "self-collision is off: set it first"));
+            return Err(Error::invalid("rate", None, "self-collision is off: set it first"));
         };
         self.model.self_collision = Some(sc.clone().with_friction(rate)?);
         Ok(())

@@ -49,6 +49,17 @@ fn bad_meshes_are_rejected_with_the_argument_named() {
 }
 
 #[test]
+fn a_spring_too_long_for_f64_is_not_said_to_have_coinciding_ends() {
+    // |x_a − x_b| overflows to infinity: "vertices 0 and 1 coincide" named the opposite
+    let far = [Vec3::new(-1e200, 0.0, 0.0), Vec3::new(1e200, 0.0, 0.0)];
+    let text = create(&far, &[1.0; 2], &[[0, 1]], &[1.0], SimParams::default()).err().unwrap().to_string();
+    assert!(text.contains("rest length inf between vertices 0 and 1 is not a finite number"), "{text}");
+    let same = [Vec3::zeros(); 2];
+    let text = create(&same, &[1.0; 2], &[[0, 1]], &[1.0], SimParams::default()).err().unwrap().to_string();
+    assert!(text.contains("zero rest length: vertices 0 and 1 coincide"), "{text}");
+}
+
+#[test]
 fn absurd_parameters_are_rejected() {
     let d = SimParams::default;
     let cases = [

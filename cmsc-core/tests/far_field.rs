@@ -212,3 +212,20 @@ fn a_zero_or_huge_interval_is_refused_and_changes_nothing() {
         assert_eq!(sys.params().far_field_interval, 2);
     }
 }
+
+/// `coulomb_forces` is a query: under an interval above 1 it evaluated the stepping backend,
+/// whose whole evaluation replaced the far part the next held steps used (2.9e-4 m apart after
+/// 4 more steps on a 64-vertex grid through the C ABI).
+#[test]
+fn a_coulomb_forces_query_changes_no_later_step() {
+    let (mut plain, mut queried) = (torus(4), torus(4));
+    plain.step_n(3).unwrap();
+    queried.step_n(3).unwrap();
+    let mut f = vec![Vec3::zeros(); queried.n_vertices()];
+    queried.coulomb_forces(&mut f).unwrap();
+    assert!(f.iter().any(|v| v.norm() > 0.0));
+    plain.step_n(4).unwrap();
+    queried.step_n(4).unwrap();
+    assert_eq!(plain.positions(), queried.positions());
+    assert_eq!(plain.velocities(), queried.velocities());
+}

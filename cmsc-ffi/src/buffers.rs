@@ -49,6 +49,7 @@ fn check<T>(ptr: *const T, len: usize, name: &str) -> Result<(), FfiError> {
 /// # Safety
 /// As [`input`] with `3 n` elements.
 pub(crate) unsafe fn vec3_input(ptr: *const f64, n: usize, name: &str) -> Result<Vec<Vec3>, FfiError> {
+    null_vectors(ptr, n, name)?;
     let len =
         n.checked_mul(3).ok_or_else(|| FfiError::invalid(format!("`{name}`: count {n} is too large")))?;
     // SAFETY: forwarded.
@@ -67,10 +68,20 @@ pub(crate) unsafe fn vec3_output(
     name: &str,
 ) -> Result<(), FfiError> {
     expect_count(name, n, values.len(), "vertices")?;
+    null_vectors(ptr, n, name)?;
     // SAFETY: forwarded; 3n cannot overflow since it equals 3 × an existing Vec's length.
     let out = unsafe { output(ptr, 3 * n, name) }?;
     for (o, v) in out.chunks_exact_mut(3).zip(values) {
         o.copy_from_slice(v.as_slice());
+    }
+    Ok(())
+}
+
+/// A NULL pointer to `n > 0` vectors, named with its length in vectors (the count the caller
+/// passed), not in doubles.
+fn null_vectors(ptr: *const f64, n: usize, name: &str) -> Result<(), FfiError> {
+    if ptr.is_null() && n > 0 {
+        return Err(FfiError::invalid(format!("`{name}` is NULL but its length is {n}")));
     }
     Ok(())
 }

@@ -90,7 +90,8 @@ impl From<AskedSteps> for CmscAskedSteps {
 
 /// Writes the default parameters: h = 1/120 s, 6 accelerated iterations (as accurate as 10 plain
 /// ones; see cmsc_set_acceleration), no damping, gravity (0, 0, -9.81),
-/// exact k_c, CMSC_COULOMB_AUTO, 1000 grid points, IMEX, no ground, no friction.
+/// exact k_c, CMSC_COULOMB_AUTO, grid_points 0 (DDEF's adaptive grid), IMEX, no ground, no
+/// friction.
 /// NULL is a no-op.
 ///
 /// # Safety

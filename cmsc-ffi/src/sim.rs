@@ -109,8 +109,9 @@ pub unsafe extern "C" fn cmsc_advance(
 
 /// Writes to `total` the local/global iterations run by the steps of the last cmsc_step or
 /// cmsc_advance call on this simulation (summed over its steps; below steps x
-/// CmscParams.iterations when cmsc_set_iteration_tolerance stopped them early; 0 for Verlet
-/// and before any call).
+/// CmscParams.iterations when cmsc_set_iteration_tolerance stopped them early, and above it
+/// with CMSC_INTEGRATOR_IMEX_LOW_DISSIPATION when its energy safeguard redid sub-steps as
+/// halves, each running its own iterations; 0 for Verlet and before any call).
 ///
 /// # Safety
 /// `sim` must be NULL or a live handle; `total` NULL or writable.
@@ -487,7 +488,9 @@ pub unsafe extern "C" fn cmsc_set_sphere_colliders(
 }
 
 /// Writes the vertex–vertex Coulomb force (N, 3 n doubles) of the selected method at the current
-/// positions (paper Eq. 8): what accuracy checks of approximate methods compare.
+/// positions (paper Eq. 8), the whole field: what accuracy checks of approximate methods
+/// compare. A query: the steps after it are the same as without it (with a far-field interval
+/// above 1, a second instance of the method evaluates it, built at the first such call).
 ///
 /// # Safety
 /// `sim` must be NULL or a live handle; `out` valid for 3 n doubles.
@@ -576,8 +579,8 @@ pub unsafe extern "C" fn cmsc_set_acceleration(sim: *mut CmscSim, enabled: u32) 
 /// simulation) runs exactly `CmscParams.iterations`; CMSC_RECOMMENDED_ITERATION_TOLERANCE is the
 /// value measured with cmsc_advance. The iterations a step actually ran are
 /// counted by cmsc_last_iterations. A negative, NaN or infinite `tolerance` is
-/// CMSC_INVALID_ARGUMENT and changes nothing. cmsc_rollout_gradient and cmsc_fit_charges always
-/// run the fixed count. Takes effect at the next step.
+/// CMSC_INVALID_ARGUMENT and changes nothing. cmsc_rollout_gradient and cmsc_fit_charges stop
+/// their steps' iterations by it too, as cmsc_step does. Takes effect at the next step.
 ///
 /// # Safety
 /// `sim` must be NULL or a live handle.

@@ -169,6 +169,14 @@ fn edits_with_wrong_lengths_or_values_change_nothing() {
                 "`relative_damping`",
             ),
             (Box::new(|| cmsc_set_parts(sim, [0u32; 4].as_ptr(), 4, ptr::null(), 1)), "`relative_damping`"),
+            // with no parts (n = 0) the rates are still checked, as every number is
+            (
+                Box::new(|| cmsc_set_parts(sim, ptr::null(), 0, [f64::NAN, -1.0].as_ptr(), 2)),
+                "`relative_damping` at index 0",
+            ),
+            // a NULL array of vectors is named with its length in vectors, the count passed
+            (Box::new(|| cmsc_set_positions(sim, ptr::null(), 4)), "`positions` is NULL but its length is 4"),
+            (Box::new(|| cmsc_get_positions(sim, ptr::null_mut(), 4)), "`out` is NULL but its length is 4"),
             (Box::new(|| cmsc_set_sphere_colliders(sim, [0.0; 3].as_ptr(), [-1.0].as_ptr(), 1)), "`radii`"),
             (Box::new(|| cmsc_coulomb_forces(sim, out, 1)), "length 1"),
         ];

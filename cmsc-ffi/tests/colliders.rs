@@ -178,16 +178,17 @@ fn bad_self_collision_is_rejected_naming_the_argument() {
         assert_eq!(cmsc_set_self_collision_friction(sim, r.as_ptr(), 4), CMSC_OK, "{}", last_error());
         let cases: Vec<(Call, &str)> = vec![
             (Box::new(|| cmsc_set_self_collision_friction(sim, ptr::null(), 4)), "`rate` is NULL"),
-            (Box::new(|| cmsc_set_self_collision_friction(sim, r.as_ptr(), 3)), "friction"),
+            // named as the C argument is (`rate`), as every message names its argument
+            (Box::new(|| cmsc_set_self_collision_friction(sim, r.as_ptr(), 3)), "`rate`: has 3 values"),
             (
                 Box::new(|| cmsc_set_self_collision_friction(sim, [1.0, -1.0, 0.0, 0.0].as_ptr(), 4)),
-                "friction",
+                "`rate` at index 1",
             ),
             (
                 Box::new(|| {
                     cmsc_set_self_collision_friction(sim, [f64::INFINITY, 0.0, 0.0, 0.0].as_ptr(), 4)
                 }),
-                "friction",
+                "`rate` at index 0",
             ),
             (Box::new(|| cmsc_set_self_collision_friction(ptr::null_mut(), r.as_ptr(), 4)), "`sim` is NULL"),
         ];
@@ -199,7 +200,7 @@ fn bad_self_collision_is_rejected_naming_the_argument() {
         // off: NULL with zero lengths; friction then has no self-collision to act on
         assert_eq!(cmsc_set_self_collision(sim, ptr::null(), 0, ptr::null(), 0), CMSC_OK, "{}", last_error());
         assert_eq!(cmsc_set_self_collision_friction(sim, r.as_ptr(), 4), CMSC_INVALID_ARGUMENT);
-        assert!(last_error().contains("self-collision is off"), "{}", last_error());
+        assert!(last_error().contains("`rate`: self-collision is off"), "{}", last_error());
         assert_eq!(cmsc_step(sim, 10), CMSC_OK);
         cmsc_destroy(sim);
     }

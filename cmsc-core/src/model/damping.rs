@@ -32,6 +32,9 @@ impl Parts {
     /// [`Error::InvalidArgument`] on a length mismatch, a part index out of range, or a rate
     /// that is negative or not finite.
     pub fn new(of_vertex: &[u32], rates: &[Real], n: usize) -> Result<Self> {
+        if let Some(k) = rates.iter().position(|c| !(c.is_finite() && *c >= 0.0)) {
+            return Err(Error::invalid("relative_damping", Some(k), "must be finite and >= 0 (1/s)"));
+        }
         if of_vertex.is_empty() {
             return Ok(Parts::default());
         }
@@ -42,9 +45,6 @@ impl Parts {
         if let Some(i) = of_vertex.iter().position(|&p| p as usize >= rates.len()) {
             let reason = format!("part {} out of range for {} parts", of_vertex[i], rates.len());
             return Err(Error::invalid("part", Some(i), reason));
-        }
-        if let Some(k) = rates.iter().position(|c| !(c.is_finite() && *c >= 0.0)) {
-            return Err(Error::invalid("relative_damping", Some(k), "must be finite and >= 0 (1/s)"));
         }
         Ok(Parts { of_vertex: of_vertex.to_vec(), rates: rates.to_vec() })
     }

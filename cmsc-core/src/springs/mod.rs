@@ -98,11 +98,12 @@ impl Springs {
             }
             let l = (positions[a as usize] - positions[b as usize]).norm();
             if !(l > 0.0 && l.is_finite()) {
-                return Err(Error::invalid(
-                    "springs",
-                    Some(s),
-                    format!("zero rest length: vertices {a} and {b} coincide"),
-                ));
+                let why = if l == 0.0 {
+                    format!("zero rest length: vertices {a} and {b} coincide")
+                } else {
+                    format!("rest length {l} between vertices {a} and {b} is not a finite number of metres")
+                };
+                return Err(Error::invalid("springs", Some(s), why));
             }
             rest.push(l);
         }

@@ -266,14 +266,14 @@ impl SelfCollision {
     pub fn with_friction(mut self, rate: &[Real]) -> Result<Self> {
         if rate.len() != self.distance.len() {
             return Err(Error::invalid(
-                "friction",
+                "rate",
                 None,
                 format!("has {} values, expected one per vertex ({})", rate.len(), self.distance.len()),
             ));
         }
         if let Some(i) = rate.iter().position(|r| !(r.is_finite() && *r >= 0.0)) {
             return Err(Error::invalid(
-                "friction",
+                "rate",
                 Some(i),
                 format!("{} is not a finite rate >= 0 1/s", rate[i]),
             ));
