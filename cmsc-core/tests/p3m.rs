@@ -156,6 +156,26 @@ fn degenerate_inputs_give_finite_forces_or_a_clear_error() {
     }
 }
 
+/// At a picometre or a hundred billion kilometres, P3M's f32 pair kernel left f32's range and
+/// P3M answered `Ok` with forces 94 % (10⁻¹² m) to 100 % (10¹⁴ m) off: it now runs where its
+/// cut-off is resolved and falls back to DDEF outside, within the tolerance at every scale.
+#[test]
+fn charges_at_any_scale_get_forces_within_the_tolerance() {
+    let unit = shapes::torus(30, 8, 1.0, 0.3).positions;
+    let q = mixed(unit.len());
+    for s in [1e-12, 1e-9, 1.0, 1e10, 1e14, 1e18] {
+        let x: Vec<Vec3> = unit.iter().map(|p| p * s).collect();
+        let mut p3m = P3m::new();
+        let f = forces(&mut p3m, &x, &q, 1e-3 * s);
+        let exact = forces(&mut DirectSum::default(), &x, &q, 1e-3 * s);
+        let err = relative_l2(&f, &exact);
+        let method = p3m.method();
+        assert!(err < 1e-2, "scale {s:e} m: {method:?} off by {err:.2e}");
+        let resolved = (1e-9..=1e10).contains(&s);
+        assert_eq!(method, if resolved { FieldMethod::P3m } else { FieldMethod::Ddef }, "scale {s:e} m");
+    }
+}
+
 #[test]
 fn objects_too_far_apart_for_a_mesh_fall_back_to_ddef() {
     let ball = shapes::uv_sphere(24, 48, 0.3).positions;
