@@ -234,6 +234,12 @@ def _paused(objects):
             "motion only; bake to PC2 to see both, or give each its own mesh"
         )
     for o in objects:
+        keys = bridge.shape_keys(o)
+        if keys is not None and not keys.use_relative and not bridge.has_shape_key(o, KEY_NAME):
+            # the preview shows its motion through a relative shape key: in an absolute sequence
+            # it would be one more key to blend through
+            where = "the mesh's" if len(objects) == 1 else f"{o.name}'s"
+            return f"Preview paused: {where} shape keys are absolute (Relative unticked); bake to see the motion"
         deforming = cache.deforming_modifiers(o)
         if deforming:
             # the preview's shape key sits under the modifiers, which would deform its result again

@@ -191,3 +191,20 @@ def test_pins_driven_by_shape_keys_follow_them_in_the_preview_as_in_the_bake(sce
     baked = read_pc2(obj.cmsc.cache_path)
     for f in range(2, FRAMES + 1):
         np.testing.assert_allclose(played[f], baked[f - 1], rtol=0, atol=1e-5, err_msg=f"frame {f}")
+
+
+def test_a_mesh_with_absolute_shape_keys_pauses_the_preview_with_a_reason(scene, preview):
+    """The preview's key, shown through relative keys, became one more key of an absolute
+    sequence: the mesh jumped 5-7 cm at frame 2 where the bake moves it 20 µm."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=0.5, frames=FRAMES)
+    obj.shape_key_add(name="Basis", from_mix=False)
+    obj.shape_key_add(name="Next", from_mix=False)
+    obj.data.shape_keys.use_relative = False
+    bpy.context.view_layer.objects.active = obj
+    rest = evaluated_coords(obj)
+    play(sc, range(1, 4))
+    assert not preview.is_running(obj)
+    assert "shape keys are absolute (Relative unticked)" in preview.status(obj)[1]
+    assert [kb.name for kb in obj.data.shape_keys.key_blocks] == ["Basis", "Next"]
+    np.testing.assert_array_equal(evaluated_coords(obj), rest)
