@@ -301,6 +301,8 @@ def _update(scene, objects):
     if gap > MAX_CATCH_UP:
         for o in _shown(objects):
             text = f"Preview paused at frame {state.frame}: {gap} frames ahead; play from frame {start} or bake"
+            if scene.frame_step > MAX_CATCH_UP:  # every step of the timeline is such a jump
+                text += f" (the timeline's Frame Step is {scene.frame_step}: set it to 1 to preview)"
             activity.set_status(o, Severity.INFO, text)
         return
     _advance(scene, objects, state, target, gap)

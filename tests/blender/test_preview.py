@@ -208,3 +208,17 @@ def test_a_mesh_with_absolute_shape_keys_pauses_the_preview_with_a_reason(scene,
     assert "shape keys are absolute (Relative unticked)" in preview.status(obj)[1]
     assert [kb.name for kb in obj.data.shape_keys.key_blocks] == ["Basis", "Next"]
     np.testing.assert_array_equal(evaluated_coords(obj), rest)
+
+
+def test_a_frame_step_too_long_to_preview_is_named(scene, preview):
+    """With Frame Step 10 each played frame was a jump, and the status said to play from frame 1,
+    which the artist was doing."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=0.5, frames=30)
+    bpy.context.view_layer.objects.active = obj
+    sc.frame_step = 10
+    try:
+        play(sc, [1, 11])
+        assert "the timeline's Frame Step is 10: set it to 1 to preview" in preview.status(obj)[1]
+    finally:
+        sc.frame_step = 1
