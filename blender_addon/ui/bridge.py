@@ -197,10 +197,11 @@ def name_keyed_charge_paths(obj):
     """Rewrites index-keyed charge-group F-curve paths (`cmsc.charge_groups[2].charge`, what
     Blender creates when a charge is keyframed) to name-keyed ones
     (`cmsc.charge_groups["Tentacle"].charge`), so that keyframes stay with their group when
-    groups are removed or reordered. A charge keyed again after its path was rewritten gets a new
-    index-keyed F-curve from Blender, which overrides the first at every frame: its keys are
-    merged into the name-keyed one (replacing those on the same frames), so that one F-curve
-    holds all the keys, as if the path had never changed. Returns the number of paths rewritten."""
+    groups are removed or reordered. A charge keyed again after its path was rewritten gets a
+    second, index-keyed F-curve from Blender (which of the two it then plays is its own order,
+    not the artist's choice: Blender 4.5 kept playing the old one): its keys are merged into the
+    name-keyed one (replacing those on the same frames), so that one F-curve holds all the keys,
+    as if the path had never changed. Returns the number of paths rewritten."""
     groups = obj.cmsc.charge_groups
     owner = _fcurve_owner(obj)
     if owner is None:
