@@ -30,15 +30,18 @@ SHAPE_KEY_PREFIX = "cmsc "
 _FRAME_KEY = re.compile(re.escape(SHAPE_KEY_PREFIX) + r"-?\d+")
 #: ID properties on `Object.cmsc`, written only here: the path the bake wrote (as the modifier
 #: holds it), the `persistent_uid` of the modifier it added, the .blend that baked it (its
-#: absolute path then, "" when unsaved), the object's name then, and a token shared by the
-#: objects of one joint bake. The last three tell a bake apart from its copies: a Save As copy
-#: of the .blend and a duplicated object hold the same record, but the bake is not theirs.
+#: absolute path then, "" when unsaved), the object's name then, a token shared by the
+#: objects of one joint bake, and its mesh's name then. The last four tell a bake apart from
+#: its copies: a Save As copy of the .blend and a duplicated object hold the same record, but
+#: the bake is not theirs (Shift+D gives the copy a new mesh, so the mesh tells an original
+#: renamed since its bake from its copy).
 _WRITTEN = "baked_cache_path_value"
 _MODIFIER_UID = "baked_modifier_uid"
 _BLEND = "baked_blend"
 _OBJECT = "baked_object"
 _TOGETHER = "baked_together"
-_RECORD = (_WRITTEN, _MODIFIER_UID, _BLEND, _OBJECT, _TOGETHER)
+_MESH = "baked_mesh"
+_RECORD = (_WRITTEN, _MODIFIER_UID, _BLEND, _OBJECT, _TOGETHER, _MESH)
 
 
 #: Modifier types that move vertices but keep their number and order (deform and data
@@ -193,17 +196,30 @@ def _foreign_blend(obj):
     return recorded or "an unsaved file"
 
 
+def _holders(obj):
+    """The objects that hold the same record as `obj` (itself and its duplicates)."""
+    key = _record_key(obj)
+    return [o for o in bpy.data.objects if o.type == "MESH" and _record_key(o) == key]
+
+
 def _copied_from(obj):
     """The name of the object whose bake `obj`'s record is when `obj` is a duplicate of it
     (Shift+D copies the record), else None. Of the objects holding the same record, the bake
     belongs to the one with the recorded name, or to the only holder (an object renamed after
-    its bake); with several holders and none of that name, to none of them."""
+    its bake); with several holders and none of that name, to the only one that still has the
+    recorded mesh (an original renamed, then duplicated), else to none of them."""
     recorded = obj.cmsc.get(_OBJECT)
     if recorded is None or recorded == obj.name:
         return None
-    key = _record_key(obj)
-    holders = [o for o in bpy.data.objects if o.type == "MESH" and _record_key(o) == key]
-    return None if len(holders) == 1 else recorded
+    holders = _holders(obj)
+    if len(holders) == 1:
+        return None
+    if not any(o.name == recorded for o in holders):
+        mesh = obj.cmsc.get(_MESH)
+        original = [o for o in holders if mesh is not None and o.data.name == mesh]
+        if len(original) == 1:
+            return None if original[0] == obj else original[0].name
+    return recorded
 
 
 def has_record(obj):
@@ -373,6 +389,7 @@ def _record(obj, together):
     obj.cmsc[_BLEND] = bpy.data.filepath
     obj.cmsc[_OBJECT] = obj.name
     obj.cmsc[_TOGETHER] = together
+    obj.cmsc[_MESH] = obj.data.name
 
 
 def baked_together(obj):
@@ -392,14 +409,19 @@ def adopt_records(blend):
     """After a file is loaded from, or saved to, `blend`: records from before the .blend was
     recorded, and those of bakes made while the file was unsaved, become this file's; objects
     renamed since their bake (the only holders of their record) have their name recorded, so a
-    later duplicate is told apart."""
-    for o in bpy.data.objects:
-        if o.type != "MESH" or o.library is not None or not has_record(o):  # a linked one's is its library's
-            continue
+    later duplicate is told apart. Decided on the records as they were, then written: a record
+    changed first would no longer group with its duplicates'."""
+    held = [
+        o for o in bpy.data.objects if o.type == "MESH" and o.library is None and has_record(o)
+    ]  # a linked object's record is its library's
+    for o in held:
         if o.cmsc.get(_BLEND) in (None, ""):
             o.cmsc[_BLEND] = blend
-        if o.cmsc.get(_OBJECT) is None or (o.cmsc[_OBJECT] != o.name and _copied_from(o) is None):
-            o.cmsc[_OBJECT] = o.name
+    # renamed, and alone with its record: while duplicates share it, the recorded name (with the
+    # mesh) is what tells them apart
+    renamed = [o for o in held if o.cmsc.get(_OBJECT) is None or (o.cmsc[_OBJECT] != o.name and len(_holders(o)) == 1)]
+    for o in renamed:
+        o.cmsc[_OBJECT] = o.name
 
 
 def own_shape_key_offsets(obj, start_frame, count):

@@ -240,6 +240,30 @@ def test_free_bake_on_a_duplicate_keeps_the_originals_file(project):
     assert obj.cmsc.baked_cache_path and not copy.cmsc.baked_cache_path
 
 
+def test_an_original_renamed_then_duplicated_still_owns_its_bake(project, capfd):
+    """Bake "cloth", rename it "hero", Shift+D: Free Bake on hero said "it is the bake of cloth
+    (hero is a copy of it)" and kept the file as if hero were the copy."""
+    sc, tmp, blend = project
+    obj = sphere(tmp)
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    original = played(obj)
+    obj.name = "hero"
+    copy = shift_d(obj)
+    cache = addon_module("ui.cache")
+    assert cache.owns_bake(obj) and not cache.owns_bake(copy)
+    assert cache.foreign_owner(copy) == f"it is the bake of hero ({copy.name} is a copy of it)"
+    assert bpy.ops.wm.save_mainfile() == {"FINISHED"}  # records adopted on save: still told apart
+    assert cache.owns_bake(obj) and not cache.owns_bake(copy)
+    activate(obj)
+    capfd.readouterr()
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert f"kept {original}: {copy.name} plays it too" in capfd.readouterr().out
+    assert os.path.isfile(original)
+    activate(copy)  # the last to play it, the original's bake freed: no one's to keep
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert not os.path.exists(original)
+
+
 def test_free_bake_on_an_object_no_longer_simulated_frees_only_its_own(project):
     sc, tmp, blend = project
     a = sphere(tmp, "a")
