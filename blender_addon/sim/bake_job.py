@@ -549,6 +549,12 @@ def step_warnings(job):
     return [text for text in (charge_warning(job), contact_warning(job)) if text]
 
 
+def _has_contacts(job):
+    """Whether `job`'s scene has colliders or self-collision."""
+    self_contact = job.self_distance is not None and bool((job.self_distance > 0).any())
+    return job.colliders is not None or self_contact
+
+
 def _write(job, writers, positions, world_to_local):
     """One sample of every part into its cache, in its object's space; False (nothing written)
     when some coordinate is beyond what a float32 cache can hold."""
@@ -572,7 +578,10 @@ def _frames(job, sim, writers, on_frame):
     audit = len(job.x0) <= ENERGY_AUDIT_MAX_VERTICES and job.frames > 0 and not drives(job)
     if audit:  # the charges the first step sets (they do not change: nothing drives the scene)
         sim.set_charges(job.group_charge[0, 0] @ job.group_weights)
-    start = sim.energies() if audit else None
+    # with contacts, from the end of the first frame: a mesh that starts within a collider's
+    # contact distance (a cloth laid on the floor) is pushed out in its first steps, work the
+    # collider does (0.196 J lifting a 1 kg cloth by a 2 cm Outer Thickness), not a gain
+    start = sim.energies() if audit and not _has_contacts(job) else None
     job.timings["write"] += clock() - t1
     for f in range(job.frames):
         if job.cancel.is_set():
@@ -610,6 +619,8 @@ def _frames(job, sim, writers, on_frame):
             job.stop(Outcome.DIVERGED, f"diverged at frame {frame}: vertices left the float32 range. {DIVERGED_HINT}")
             break
         job.frames_done += 1
+        if audit and start is None:
+            start = sim.energies()
         job.timings["write"] += clock() - t1
         if on_frame is not None:
             on_frame(job)

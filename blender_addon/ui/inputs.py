@@ -462,6 +462,12 @@ def bake_job(scene, objects, cache_paths):
         for o in simulated.linked_simulated(scene)
     )
     joint.warnings.extend(
+        f"{o.name} has Collision physics but is simulated, and a simulated object is no obstacle: turn on Self "
+        "Collision on it and on the objects that should land on it (their surfaces then collide)"
+        for o in objects
+        if _collides(o)
+    )
+    joint.warnings.extend(
         f"{o.name} is simulated and carries an External Charge: that charge stays at its origin, which the "
         "simulation does not move, besides its charge groups (untick External Charge, or charge a vertex group)"
         for o in externals
@@ -490,8 +496,10 @@ def _warn_nothing_but_gravity(scene, objects, setups, joint, group_charge):
     column = 0
     for obj, st in zip(objects, setups):
         g = len(st.group_weights)
+        # with Self Collision on, the other simulated objects' surfaces hold it too
+        held = joint.colliders is not None or (obj.cmsc.self_collision and len(objects) > 1)
         w = checks.nothing_but_gravity_warning(
-            st.group_weights, group_charge[..., column : column + g], len(st.pins), gravity, joint.colliders is not None
+            st.group_weights, group_charge[..., column : column + g], len(st.pins), gravity, held
         )
         column += g
         if w:

@@ -306,7 +306,9 @@ class CMSC_ObjectSettings(bpy.types.PropertyGroup):
         update=_object_setting,
     )
     pin_group: StringProperty(
-        name="Pin Group", description="Vertices of this group follow the object exactly", update=_object_setting
+        name="Pin Group",
+        description="Vertices of this group with any weight above 0 follow the object exactly (hard pins)",
+        update=_object_setting,
     )
     frame_start: IntProperty(name="Start", default=1, update=_object_setting)
     frame_end: IntProperty(name="End", default=250, update=_object_setting)
