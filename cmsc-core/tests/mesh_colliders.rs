@@ -416,3 +416,39 @@ fn a_per_step_friction_is_taken_once_from_a_vertex_on_a_face_whose_spring_lies_a
         assert!(from_edge >= thickness * (1.0 - 1e-6), "the edge cuts spring 0–{j}: {from_edge} m");
     }
 }
+
+/// A paddle (a square of two triangles) sweeping up at 24 m/s through a cloth at rest, its
+/// steps ending exactly in the cloth's plane (4 steps to reach it) or not (3): every vertex over
+/// its face is carried on top at its thickness. When a step ended in the plane, the vertices on
+/// the paddle's diagonal edge (between two coplanar faces) were pushed along the plane by the
+/// rounding of their projection, left on it, and the next steps took some through (3 of 37
+/// vertices in Blender).
+#[test]
+fn a_paddle_whose_step_ends_in_the_cloths_plane_carries_every_vertex_on_it() {
+    let (h, thickness) = (1.0 / 96.0, 0.02);
+    for steps_to_plane in [4u32, 3] {
+        let (mut sys, _) = cloth(25, 1.0 / 24.0, 0.0, h);
+        sys.set_params(SimParams { gravity: Vec3::zeros(), ..sys.params().clone() }).unwrap();
+        let over: Vec<usize> = (0..sys.n_vertices())
+            .filter(|&i| sys.positions()[i].x.abs() < 0.25 && sys.positions()[i].y.abs() < 0.25)
+            .collect();
+        let (v0, t) = plane(0.3, 0.0);
+        let at = |z: f64| v0.iter().map(|p| p + Vec3::new(0.0, 0.0, z)).collect::<Vec<_>>();
+        sys.set_mesh_colliders(&at(-1.0), &t, &[0, 2], &[thickness], &[0.0]).unwrap();
+        let dz = 1.0 / steps_to_plane as f64;
+        for step in 1..=2 * steps_to_plane {
+            let z = -1.0 + dz * step as f64;
+            sys.move_mesh_colliders(&at(z)).unwrap();
+            sys.step().unwrap();
+            if z >= -1e-12 {
+                for &i in &over {
+                    let p = sys.positions()[i];
+                    assert!(
+                        p.z >= z + thickness - 1e-9,
+                        "{steps_to_plane} steps to the plane, step {step}: vertex {i} at {p:?}, the paddle at {z}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -291,8 +291,8 @@ impl MeshCollider {
                 }
             }
         }
-        // 3. proximity and inside
-        if let Some(n) = self.push_out(p) {
+        // 3. proximity and inside (a point on a sheet goes back to the side it came from)
+        if let Some(n) = self.push_out(p, Some(s)) {
             normal = normal.or(Some(n));
         }
         let Some(n) = normal else { return false };
@@ -300,7 +300,7 @@ impl MeshCollider {
         let contact = Contact { normal: n, start: s, velocity: u, push: n.dot(&(*p - p_in)).max(0.0) };
         respond(&contact, p, v, friction);
         // friction may have moved it back within reach of a face
-        self.push_out(p);
+        self.push_out(p, Some(s));
         true
     }
 
@@ -312,8 +312,10 @@ impl MeshCollider {
     }
 
     /// Moves `p` to distance `thickness` outside if it is closer or inside (up to [`PASSES`]
-    /// times); returns the normal of the first move.
-    pub(super) fn push_out(&self, p: &mut Vec3) -> Option<Vec3> {
+    /// times); returns the normal of the first move. A point on the surface itself has no
+    /// direction from it: it goes along its triangle's normal, on a sheet turned to the side of
+    /// `from` (where the vertex comes from, in the obstacle's frame).
+    pub(super) fn push_out(&self, p: &mut Vec3, from: Option<Vec3>) -> Option<Vec3> {
         let d = self.thickness + CONTACT_EPSILON;
         let mut first = None;
         for _ in 0..PASSES {
@@ -325,11 +327,28 @@ impl MeshCollider {
             if !inside && dist >= self.thickness {
                 break;
             }
-            let n = outward(r, inside).unwrap_or_else(|| self.feature_normal(feature));
+            let n = outward(r, inside).unwrap_or_else(|| self.on_surface_normal(p, from, feature));
             *p = proj.point.coords + n * d;
             first = first.or(Some(n));
         }
         first
+    }
+
+    /// The direction to push a point `p` lying on the surface: the feature's normal on a closed
+    /// mesh (outward), on a sheet the normal of its triangle turned to the side `from` lies on.
+    /// A sheet's edge between two coplanar faces has no normal of its own: parry's lay in the
+    /// sheet's plane and moved a cloth vertex sideways, still on a moving paddle's plane, and
+    /// the paddle's next step took it through (3 of 37 vertices of a cloth it passed).
+    fn on_surface_normal(&self, p: &Vec3, from: Option<Vec3>, feature: FeatureId) -> Vec3 {
+        if self.surface == Surface::Closed {
+            return self.feature_normal(feature);
+        }
+        let (tri, _) = CompositeShapeRef(&self.mesh).project_local_point(&point(p), false);
+        let n = self.face_normal(tri);
+        match from {
+            Some(f) if (f - *p).dot(&n) < 0.0 => -n,
+            _ => n,
+        }
     }
 
     fn face_normal(&self, tri: u32) -> Vec3 {
@@ -358,9 +377,12 @@ fn is_closed(triangles: &[[u32; 3]]) -> bool {
 
 /// The unit direction out of the mesh for a point `r` from its closest surface point (`−r`
 /// inside a closed mesh); `None` on the surface, where the feature's normal is the caller's.
+/// Within half of [`CONTACT_EPSILON`] a point counts as on the surface: that close, `r` is the
+/// rounding of the projection and points anywhere (on a sheet's edge between two coplanar
+/// faces it lay in the sheet's plane, and pushed a vertex sideways along it).
 fn outward(r: Vec3, inside: bool) -> Option<Vec3> {
     let dist = r.norm();
-    (dist > 0.0).then(|| if inside { -r / dist } else { r / dist })
+    (dist > 0.5 * CONTACT_EPSILON).then(|| if inside { -r / dist } else { r / dist })
 }
 
 /// Each triangle's radius of curvature (m): over its edges, the edge's length over the angle

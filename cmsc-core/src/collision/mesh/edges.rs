@@ -124,7 +124,7 @@ impl MeshColliders {
                 taken[i] = true;
                 // friction may have moved it back within reach of a face
                 for m in &self.meshes {
-                    m.push_out(&mut x[i]);
+                    m.push_out(&mut x[i], None);
                 }
             }
         }
