@@ -72,8 +72,10 @@ fn momentum_is_conserved_without_external_forces() {
         let scale: f64 = sys.velocities().iter().zip(sys.masses()).map(|(v, m)| m * v.norm()).sum();
         for _ in 0..200 {
             sys.step().unwrap();
-            // round-off of the Cholesky solve only: a wrong sign or scale in J d or L would
-            // change momentum by O(scale)
+            // round-off of the Cholesky solve only. The springs conserve momentum by structure
+            // (1ᵀL = 0, 1ᵀJd = 0 whatever their sign or scale: `implicit_euler` catches those);
+            // what this catches is a force that breaks Newton's third law (a Coulomb pair, a
+            // damping that is not relative) or a velocity update that is not (x − x_t)/h
             let dp = (common::momentum(&sys) - p0).norm();
             assert!(dp < 1e-10 * scale, "{integrator:?}: momentum changed by {dp}");
         }

@@ -31,7 +31,10 @@
 //!   rather than follow them, the adjoint takes the step as the solution `x` of its implicit
 //!   equation and applies the implicit function theorem: `Λ = H⁻¹ x̄` with `H` assembled at `x`
 //!   and factored (sparse Cholesky, `3n × 3n`), which is the paper's
-//!   `∂φ/∂x_t = H⁻¹(M + h² ∂q/∂x_t)`, `∂φ/∂v_t = H⁻¹ h M` (Eqs. (15)–(16)). It is the exact
+//!   `∂φ/∂x_t = H⁻¹(M + h² ∂q/∂x_t)`, `∂φ/∂v_t = H⁻¹ h M` (Eqs. (15)–(16); the paper prints
+//!   `∂q/∂x_{t+1}`, but the explicit force is taken at `x_t`, and for a spring parameter `θ`
+//!   `H⁻¹(h² ∂L/∂θ x − M ∂J/∂θ d)`, where differentiating `(M + h²L) x = M y + h² (J d + q)`
+//!   gives `H⁻¹ h² (∂J/∂θ d − ∂L/∂θ x)`, what the code uses: finite differences agree). It is the exact
 //!   derivative of the step where the iterations converged (finite differences agree to 10⁻⁸ at
 //!   a tolerance of 10⁻¹², `tests/gradient.rs`) and an approximation of it where they stopped
 //!   short; the fit's answer does not depend on that approximation, only its path does: the loss

@@ -3,7 +3,7 @@
 //!
 //! # The iteration (Peng 2018 Alg. 2, symbols as there)
 //! One plain local/global iteration is a map `G` whose fixed points are the implicit-Euler steps
-//! and which never raises the local/global objective `E` ([Liu 2013](crate#references) Eq. (9)
+//! and which never raises the local/global objective `E` ([Liu 2013](crate#references) Eq. (8)
 //! with the explicit forces, see [`objective`]). With residuals `fᵏ = G(xᵏ) − xᵏ` and the
 //! differences `ΔFⱼ = fʲ⁺¹ − fʲ`, `ΔGⱼ = G(xʲ⁺¹) − G(xʲ)` of the last `m` iterates,
 //!
@@ -258,7 +258,7 @@ impl Anderson {
     }
 }
 
-/// The local/global objective of one implicit step ([Liu 2013](crate#references) Eq. (9) with
+/// The local/global objective of one implicit step ([Liu 2013](crate#references) Eq. (8) with
 /// the explicit forces): `E(x) = ½ (x − y)ᵀ M (x − y) + h² (E_springs(x) + E_damping(x) − xᵀ f)`
 /// (kg·m², an energy times `h²`), whose minimisers are the implicit-Euler steps and which every
 /// plain local/global iteration lowers. `E_damping` is the strain-rate damping's term measured

@@ -29,9 +29,10 @@
 //!
 //! ## The energy safeguard
 //! An explicit kick at a close encounter of two charges can add energy that implicit Euler's
-//! damping used to hide (the paper's Fig. 5 sphere, q = 8 µC, leaves any box with undamped
-//! kicks). The step therefore tracks the total energy `H = T + U_s + U_c + U_ext` against a
-//! target `H*`: the energy the system would have if the step created none. `H*` starts at the
+//! damping used to hide (the validation report's Fig. 5 sphere, standing in for the paper's
+//! Fig. 5 bunny, q = 8 µC, leaves any box with undamped kicks). The step therefore tracks the
+//! total energy `H = T + U_s + U_c + U_ext` against a target `H*`: the energy the system would
+//! have if the step created none. `H*` starts at the
 //! first step's `H` and changes only by what is done to the system: the work of edits between
 //! steps (charges, fields, positions, velocities; pins and colliders, which act after the
 //! integrator), the kinetic energy damping removes, and the work of the springs' strain-rate
@@ -74,7 +75,8 @@ use crate::springs::midpoint_damping_work;
 /// (`examples/lowdiss_table.rs`, reference Verlet at 0.0001 s): depth 5 (`h/32`) cannot resolve
 /// the closest encounters, the excess lands in spring energy that the velocity cap cannot
 /// remove (the total energy peaked at 4.3× its initial value; mean error 0.11), while depth 8
-/// keeps the mean energy error at 0.010 for 76 Coulomb evaluations per step instead of 48.
+/// keeps the mean energy error at 0.010 for 76 Coulomb evaluations per step instead of 48 (when
+/// chosen; 70 measured again on 2026-11-29).
 pub const MAX_HALVINGS: u32 = 8;
 
 /// Energy excess, relative to the step's energy scale `T + U_s + |U_c|`, above which a
