@@ -41,7 +41,8 @@ class Outcome(enum.Enum):
 #: A part whose bounding box has grown to more than this many times its rest size has blown up,
 #: even where no single step was a runaway (the library's guard): no charge, rig or collider of
 #: an animation scene swells a mesh a hundredfold, while a contact or charge runaway does (a
-#: 2 mm cloth reached 2 m). The bake stops there as diverged, keeping the frames before.
+#: 2 mm cloth reached 2 m). The bake stops there as diverged, keeping the frames before. Loose
+#: pieces that their own charge flings apart can grow that far too: the message says so.
 GROWTH_LIMIT = 100.0
 
 
@@ -612,7 +613,11 @@ def _frames(job, sim, writers, on_frame):
         grown = blown_up(positions, job.parts, rest_sizes)
         if grown is not None:
             k, growth = grown
-            text = f"diverged at frame {frame}: {_part_name(job, k)} grew to {growth:.0f}× its size. {DIVERGED_HINT}"
+            text = (
+                f"diverged at frame {frame}: {_part_name(job, k)} grew to {growth:.0f}× its size, past the "
+                f"{GROWTH_LIMIT:.0f}× a bake allows (also when its own charges fling its pieces that far apart: then "
+                f"lower the charge or bake fewer frames). {DIVERGED_HINT}"
+            )
             job.stop(Outcome.DIVERGED, text)
             break
         if not _write(job, writers, positions, job.world_to_local[f]):
