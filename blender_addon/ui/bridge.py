@@ -187,6 +187,10 @@ def animated(id_data, paths, index, default, frame):
     return next((fc.evaluate(frame) for fc in fcurves(id_data) if on(fc)), default)
 
 
+#: A charge group's property path by its position: what Blender keys (`name_keyed_charge_paths`).
+_INDEX_KEYED = re.compile(r"^cmsc\.charge_groups\[(\d+)\]\.(.+)$")
+
+
 def group_charge_paths(i, item):
     """Both forms of a charge group's RNA path: name-keyed (stable under reordering, what the
     add-on creates) and index-keyed (what older files may hold)."""
@@ -203,17 +207,19 @@ def name_keyed_charge_paths(obj):
     name-keyed one (replacing those on the same frames), so that one F-curve holds all the keys,
     as if the path had never changed. Returns the number of paths rewritten."""
     groups = obj.cmsc.charge_groups
-    owner = _fcurve_owner(obj)
-    if owner is None:
-        return 0
-    pattern = re.compile(r"^cmsc\.charge_groups\[(\d+)\]\.(.+)$")
-    changed = 0
-    for fc in list(owner.fcurves):
-        m = pattern.match(fc.data_path)
+
+    def named_path(fc):
+        m = _INDEX_KEYED.match(fc.data_path)
         if not m or int(m.group(1)) >= len(groups):
+            return None
+        return f'cmsc.charge_groups["{bpy.utils.escape_identifier(groups[int(m.group(1))].name)}"].{m.group(2)}'
+
+    changed = 0
+    owner = _fcurve_owner(obj)
+    for fc in list(owner.fcurves) if owner is not None else []:
+        path = named_path(fc)
+        if path is None:
             continue
-        name = bpy.utils.escape_identifier(groups[int(m.group(1))].name)
-        path = f'cmsc.charge_groups["{name}"].{m.group(2)}'
         named = next((o for o in owner.fcurves if o.data_path == path and o.array_index == fc.array_index), None)
         if named is None:
             fc.data_path = path
@@ -221,19 +227,31 @@ def name_keyed_charge_paths(obj):
             _merge_keys(fc, named)
             owner.fcurves.remove(fc)
         changed += 1
+    # a driver follows its group by name too (one driver per property: a second stays as it is)
+    drivers = obj.animation_data.drivers if obj.animation_data is not None else []
+    for d in list(drivers):
+        path = named_path(d)
+        if path is not None and drivers.find(path, index=d.array_index) is None:
+            d.data_path = path
+            changed += 1
     return changed
 
 
 def remove_group_fcurves(obj, group):
-    """Removes the F-curves (name-keyed: `name_keyed_charge_paths` first) of charge `group`."""
+    """Removes the F-curves and drivers (name-keyed: `name_keyed_charge_paths` first) of charge
+    `group`."""
     prefix = f'cmsc.charge_groups["{bpy.utils.escape_identifier(group.name)}"].'
     remove_fcurves(obj, {fc.data_path for fc in fcurves(obj) if fc.data_path.startswith(prefix)})
+    ad = obj.animation_data
+    for d in [d for d in ad.drivers if d.data_path.startswith(prefix)] if ad is not None else []:
+        ad.drivers.remove(d)
 
 
 def _merge_keys(source, into):
-    """Inserts the keyframes of F-curve `source` into `into`, replacing those on the same frames."""
+    """Inserts the keyframes of F-curve `source` into `into`, replacing those on the same frames
+    (a plain insert does; its "REPLACE" option would only replace, and add nothing elsewhere)."""
     for p in source.keyframe_points:
-        k = into.keyframe_points.insert(p.co[0], p.co[1], options={"REPLACE"})
+        k = into.keyframe_points.insert(p.co[0], p.co[1])
         k.interpolation, k.easing = p.interpolation, p.easing
     into.update()
 
@@ -293,11 +311,14 @@ def _ensure_basis(obj):
         obj.data.shape_keys[_OUR_BASIS] = True
 
 
-def _remove_lone_basis(obj):
+def _remove_lone_basis(obj, after_frame_keys=False):
     """Removes the basis once it is the only key left, if the add-on added it: an artist's own
-    lone key (a basis renamed "MyRest") stays."""
+    lone key (a basis renamed "MyRest") stays. A shape-key bake made before that was recorded
+    left its "Basis" unmarked: one left alone `after_frame_keys` of such a bake is taken as its."""
     keys = obj.data.shape_keys
-    if keys is not None and len(keys.key_blocks) == 1 and keys.get(_OUR_BASIS):
+    if keys is None or len(keys.key_blocks) != 1:
+        return
+    if keys.get(_OUR_BASIS) or (after_frame_keys and keys.key_blocks[0].name == "Basis"):
         obj.shape_key_remove(keys.key_blocks[0])
 
 
@@ -351,4 +372,4 @@ def remove_frame_shape_keys(obj, chosen):
     remove_fcurves(keys, {f'key_blocks["{bpy.utils.escape_identifier(name)}"].value' for name in names})
     for name in names:
         obj.shape_key_remove(keys.key_blocks[name])
-    _remove_lone_basis(obj)
+    _remove_lone_basis(obj, after_frame_keys=bool(names))

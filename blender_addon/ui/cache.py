@@ -126,11 +126,15 @@ def simulated_stack(obj):
             kb.mute = False
 
 
-def _abspath(path):
-    """An absolute path for a path as stored (`//` relative to the saved .blend), or None when
-    it cannot be resolved (relative, file unsaved)."""
+def _abspath(path, owner=None):
+    """An absolute path for a path as stored (`//` relative to the saved .blend, or for an
+    `owner` linked from a library, to the library's file, as Blender reads its modifier), or
+    None when it cannot be resolved (relative, file unsaved)."""
+    blend = bpy.data.filepath
+    if owner is not None and owner.library is not None:
+        blend = bpy.path.abspath(owner.library.filepath)
     try:
-        return cache_files.resolve(path, bpy.data.filepath)
+        return cache_files.resolve(path, blend)
     except CacheFileError:
         return None
 
@@ -253,11 +257,11 @@ def written_path(obj):
     record, what its "cmsc cache" modifier plays."""
     recorded = recorded_path(obj.cmsc)
     if recorded:
-        return _abspath(recorded) if owns_bake(obj) else None
+        return _abspath(recorded, obj) if owns_bake(obj) else None
     if obj.cmsc.get(_MODIFIER_UID) is None:
         mod = cache_modifier(obj)
         if mod is not None and mod.filepath:
-            return _abspath(mod.filepath)
+            return _abspath(mod.filepath, obj)
     return None
 
 
@@ -272,9 +276,9 @@ def other_users(obj, path, targets=False, joint=()):
         paths = [written_path(o)] if o.type == "MESH" else []
         if o not in joint:
             plays = [m.filepath for m in getattr(o, "modifiers", ()) if m.type == "MESH_CACHE" and m.filepath]
-            paths += [_abspath(p) for p in plays]
+            paths += [_abspath(p, o) for p in plays]
         if targets and simulated.is_simulated(o) and o.cmsc.cache_format == "PC2" and target(o):
-            paths.append(_abspath(target(o)))
+            paths.append(_abspath(target(o), o))
         if any(p is not None and cache_files.same_file(p, path) for p in paths):
             names.append(o.name)
     return names
@@ -339,7 +343,7 @@ def missing_file(obj):
     """The absolute path of the file the bake's cache modifier plays when no file is there
     (deleted, or moved without its .blend), else None: the mesh then plays no motion."""
     mod = cache_modifier(obj)
-    path = _abspath(mod.filepath) if mod is not None and mod.filepath else None
+    path = _abspath(mod.filepath, obj) if mod is not None and mod.filepath else None
     return path if path is not None and not os.path.exists(path) else None
 
 
@@ -355,7 +359,7 @@ def free_bake(obj):
     a file was kept ("" if none was)."""
     path = written_path(obj)
     mod = cache_modifier(obj)
-    played = _abspath(mod.filepath) if mod is not None and mod.filepath else None
+    played = _abspath(mod.filepath, obj) if mod is not None and mod.filepath else None
     foreign = foreign_owner(obj)
     if mod is not None:
         obj.modifiers.remove(mod)

@@ -29,6 +29,8 @@ def fit(context, obj, shape_key, frame, max_iterations=50, keyframe=False):
     scene, s = context.scene, obj.cmsc
     if obj.mode == "EDIT":
         obj.update_from_editmode()  # the target as being edited, as the bake reads the mesh
+    else:  # the preview pauses in Edit Mode; otherwise its key is no part of the fit's start shape
+        preview.clear(obj)
     if not is_artists_key(shape_key):
         raise ValueError(f"{shape_key!r} is the add-on's own shape key (the live preview's or a bake's): choose yours")
     target_local = bridge.shape_key_coords(obj, shape_key)

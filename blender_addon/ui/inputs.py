@@ -105,16 +105,17 @@ def setup(scene, obj, substeps=None):
 
 
 def _check_no_coincident_ends(obj, x, springs):
-    """Refuses (ValueError) a mesh two of whose vertices on one edge or face lie on one point: a
-    spring of no length has no direction to pull in. Named in Blender's terms, with the remedy."""
+    """Refuses (ValueError) a mesh two of whose vertices joined by a spring (an edge, across a
+    face, or across a fold for bending) lie on one point: a spring of no length has no direction
+    to pull in. Named in Blender's terms, with the remedy."""
     ends = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
     same = np.flatnonzero(np.all(x[ends[:, 0]] == x[ends[:, 1]], axis=1))
     if same.size:
         a, b = ends[same[0]]
         more = f" (and {same.size - 1} more pairs)" if same.size > 1 else ""
         raise ValueError(
-            f"{obj.name}: vertices {a} and {b} lie on one point{more} and share an edge or a face: merge them "
-            "(Edit Mode › Mesh › Clean Up › Merge by Distance)"
+            f"{obj.name}: vertices {a} and {b} lie on one point{more}, joined by a spring (an edge, across a face "
+            "or a fold): merge them (Edit Mode › Mesh › Clean Up › Merge by Distance)"
         )
 
 
@@ -289,13 +290,21 @@ def check_shared_meshes(objects):
 
 
 def check_frame_ranges(objects):
-    """Refuses (ValueError) a bake of an object whose End is not after its Start: there is no
-    step to take, and what the artist meant is unknown."""
-    for o in objects:
-        start, end = o.cmsc.frame_start, o.cmsc.frame_end
-        if end <= start:
-            where = "the same as" if end == start else "before"
-            raise ValueError(f"{o.name}'s End frame ({end}) is {where} its Start frame ({start}): set End after Start")
+    """Refuses (ValueError) a bake whose frames, from the earliest Start to the latest End of
+    `objects` (`joint_timing`), hold no step: there is nothing to bake, and what the artist meant
+    is unknown. One object's inverted range beside others' that span frames is theirs to bake."""
+    start = min(o.cmsc.frame_start for o in objects)
+    end = max(o.cmsc.frame_end for o in objects)
+    if end > start:
+        return
+    where = "the same as" if end == start else "before"
+    if len(objects) == 1:
+        name = objects[0].name
+        raise ValueError(f"{name}'s End frame ({end}) is {where} its Start frame ({start}): set End after Start")
+    raise ValueError(
+        f"the latest End frame of {', '.join(o.name for o in objects)}, baked together, ({end}) is {where} their "
+        f"earliest Start frame ({start}): set End after Start"
+    )
 
 
 class Timing(NamedTuple):

@@ -43,9 +43,14 @@ class CMSC_OT_bake(bpy.types.Operator):
         obj = bake_target(context)
         if obj is None:  # said in the tooltip, and on a farm in the error (not "context is incorrect")
             scene = context.scene.name if context.scene is not None else "none"
-            cls.poll_message_set(
-                f"Nothing to bake in scene {scene!r}: no mesh object there has Charged Mass-Spring enabled"
+            linked = simulated.linked_simulated(context.scene)
+            why = (
+                f"its simulated objects ({', '.join(o.name for o in linked)}) are linked from libraries, "
+                "which bake them"
+                if linked
+                else "no mesh object there has Charged Mass-Spring enabled"
             )
+            cls.poll_message_set(f"Nothing to bake in scene {scene!r}: {why}")
             return False
         if activity.is_baking(obj):
             cls.poll_message_set(f"{obj.name} is baking")
@@ -104,6 +109,10 @@ class CMSC_OT_free_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
+        obj = context.active_object
+        if _mesh_with_cmsc(context) and obj.library is not None:
+            cls.poll_message_set(f"{obj.name} is linked from a library: free its bake in that file")
+            return False
         return _mesh_with_cmsc(context)
 
     def execute(self, context):

@@ -212,7 +212,7 @@ class CMSC_PT_bake(_Sub, bpy.types.Panel):
         if job is None and baked:
             for warning in filter(None, s.baked_warnings.split("\n")):
                 wrapped_label(box, f"Bake warning: {warning}", icon="ERROR")
-        together = inputs.simulated_objects(context.scene, obj)[1:] if s.enabled else []
+        together = inputs.simulated_objects(context.scene, obj)[1:] if simulated.is_simulated(obj) else []
         if together:
             timing = inputs.joint_timing([obj] + together)
             wrapped_label(

@@ -195,17 +195,22 @@ def test_a_charge_keyed_again_after_a_bake_bakes_as_blender_shows_it(scene):
     first = read_pc2(obj.cmsc.cache_path)
     item.charge = 3.0
     item.keyframe_insert("charge", frame=1)  # a second F-curve (Blender 4.5 then shows 0.2 still)
+    item.keyframe_insert("charge", frame=3)  # and a key where the first F-curve has none
     assert bpy.ops.cmsc.bake() == {"FINISHED"}
     rekeyed = read_pc2(obj.cmsc.cache_path)
     bridge = addon_module("ui.bridge")
-    assert [fc.data_path for fc in bridge.fcurves(obj)] == ['cmsc.charge_groups["all"].charge']
+    (fc,) = bridge.fcurves(obj)
+    assert fc.data_path == 'cmsc.charge_groups["all"].charge'
+    assert [tuple(k.co) for k in fc.keyframe_points] == [(1.0, 3.0), (3.0, 3.0)]
     sc.frame_set(3)
-    assert item.charge == 3.0  # one F-curve with the new key: what Blender shows, what was baked
+    assert item.charge == 3.0  # one F-curve with the new keys: what Blender shows, what was baked
     sc.frame_set(1)
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
     bpy.context.view_layer.objects.active = obj
+    obj.cmsc.charge_groups[0].driver_add("charge").driver.expression = "3.0"
     assert bpy.ops.cmsc.charge_group_remove() == {"FINISHED"}
     assert not bridge.fcurves(obj)
+    assert not obj.animation_data or not obj.animation_data.drivers  # its driver went with it
     assert bpy.ops.cmsc.charge_group_add() == {"FINISHED"}  # named "all" again, after the vertex group
     obj.cmsc.charge_groups[0].distribution = "PER_VERTEX"
     obj.cmsc.charge_groups[0].charge = 3.0

@@ -252,3 +252,15 @@ def test_a_bake_with_nothing_to_bake_says_so(scene):
     bpy.ops.mesh.primitive_cube_add()
     with pytest.raises(RuntimeError, match=f"Nothing to bake in scene '{sc.name}'"):
         bpy.ops.cmsc.bake()
+
+
+def test_one_objects_inverted_range_beside_others_is_theirs_to_bake(scene):
+    """The joint bake runs from the earliest Start to the latest End: one object at frames 1-1
+    beside a sphere at 1-6 bakes them both (refusing it refused a bake that worked before)."""
+    sc, tmp = scene
+    still = charged_sphere(tmp, "still", frames=1)
+    moving = charged_sphere(tmp, "moving", frames=6)
+    moving.location.x = 3.0
+    bpy.context.view_layer.objects.active = moving
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    assert read_pc2(still.cmsc.cache_path).shape[0] == read_pc2(moving.cmsc.cache_path).shape[0] == 6

@@ -98,3 +98,15 @@ def test_the_preview_keeps_an_artists_lone_shape_key(scene):
     sc.frame_set(2)  # a jump back ends the preview and removes its key
     assert obj.data.shape_keys is not None, "the artist's key was removed"
     assert [kb.name for kb in obj.data.shape_keys.key_blocks] == ["MyRest"]
+
+
+def test_freeing_a_shape_key_bake_from_before_the_basis_was_marked_removes_its_basis(scene):
+    """Bakes made before the add-on marked the basis it adds left it unmarked: freeing them kept
+    a lone "Basis" for good (and Blender refuses to apply modifiers to a mesh with shape keys)."""
+    sc, tmp = scene
+    obj = charged_sphere(tmp, "ball", charge=1.0, frames=4)
+    obj.cmsc.cache_format = "SHAPE_KEYS"
+    assert bpy.ops.cmsc.bake() == {"FINISHED"}
+    del obj.data.shape_keys["cmsc_added_basis"]  # as a file from before holds it
+    assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert obj.data.shape_keys is None

@@ -179,7 +179,13 @@ def test_a_simulated_object_linked_from_a_library_plays_its_bake_and_is_left_out
     assert mod.type == "MESH_CACHE"
     assert os.path.normpath(bpy.path.abspath(mod.filepath, library=prop.library)) == os.path.normpath(prop_cache)
     alone = read_pc2(played(hero))
+    cache = addon_module("ui.cache")
+    assert cache.missing_file(prop) is None  # its path is the library's, which has the file
     assert bpy.ops.cmsc.free_bake() == {"FINISHED"}
+    assert [m.type for m in prop.modifiers] == ["MESH_CACHE"]
+    activate(prop)
+    with pytest.raises(RuntimeError, match="prop is linked from a library: free its bake in that file"):
+        bpy.ops.cmsc.free_bake()
     assert [m.type for m in prop.modifiers] == ["MESH_CACHE"]
     assert open(prop_cache, "rb").read() == prop_bytes
     sc.collection.objects.unlink(prop)  # the hero alone bakes the same motion: prop took no part

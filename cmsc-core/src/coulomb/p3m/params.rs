@@ -53,17 +53,18 @@ const MAX_NEIGHBOURS: usize = 1024;
 /// Charges whose neighbour distances are sampled.
 const SAMPLES: usize = 24;
 
-/// Cost of one pair within `r_c` (with the pairs of the cells scanned beyond it) and of one
-/// FFT point of the mesh work (the forward transform and three inverse ones, pruned, with the
-/// spreading and interpolation), ns per call on 2 threads, from `examples/p3m_bench.rs`'s stage
-/// times (torus and cloth, 100K, `f32` pair kernel): only their ratio matters.
 /// The cut-offs `r_c` (m) the short-range kernel resolves: it sums `1/r³ − L(r)` within `r_c`
 /// in `f32`, whose normal range (10⁻³⁸ ..= 3·10³⁸) `r³` and `L`'s coefficients (`~ 1/r_c³`)
 /// must stay inside with margin. Measured on 50 random charges in a cube of side `s` against the
 /// direct sum: relative error 1.7·10⁻⁴ from `s` = 10⁻⁹ to 10¹⁰ m, 1.4·10⁻³ at 10¹² m, 0.25 at
-/// 10¹³ m (`tests/p3m.rs`). Outside it P3M falls back to DDEF, which has no such limit.
+/// 10¹³ m (`tests/p3m.rs` checks 10⁻¹² to 10¹⁸ m). Outside it P3M falls back to DDEF, which
+/// has no such limit there.
 const CUTOFF_RANGE: std::ops::RangeInclusive<Real> = 1e-10..=1e11;
 
+/// Cost of one pair within `r_c` (with the pairs of the cells scanned beyond it) and of one
+/// FFT point of the mesh work (the forward transform and three inverse ones, pruned, with the
+/// spreading and interpolation), ns per call on 2 threads, from `examples/p3m_bench.rs`'s stage
+/// times (torus and cloth, 100K, `f32` pair kernel): only their ratio matters.
 const PAIR_COST: Real = 7.0;
 const FFT_POINT_COST: Real = 8.0;
 
