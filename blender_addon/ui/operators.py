@@ -109,11 +109,13 @@ class CMSC_OT_free_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
+        if not _mesh_with_cmsc(context):
+            return False
         obj = context.active_object
-        if _mesh_with_cmsc(context) and obj.library is not None:
+        if obj.library is not None:
             cls.poll_message_set(f"{obj.name} is linked from a library: free its bake in that file")
             return False
-        return _mesh_with_cmsc(context)
+        return True
 
     def execute(self, context):
         for obj in cache.baked_together(context.active_object):

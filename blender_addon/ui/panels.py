@@ -194,10 +194,10 @@ class CMSC_PT_bake(_Sub, bpy.types.Panel):
             done = job.frames_done / max(1, job.frames + 1)
             text = f"Baking frame {job.start_frame + job.frames_done} (Esc to cancel)"
             box.progress(factor=done, type="BAR", text=text)
-        elif baked and cache.missing_file(obj):
+        elif baked and (missing := cache.missing_file(obj)):
             wrapped_label(
                 box,
-                f"The cache file {cache.missing_file(obj)} is missing (deleted or moved): the mesh plays no motion. "
+                f"The cache file {missing} is missing (deleted or moved): the mesh plays no motion. "
                 "Bake again, or put the file back",
                 icon="ERROR",
             )
